@@ -1,0 +1,72 @@
+// kinesis-spark: one connector module, assembled into a shaded jar that the Python package bundles.
+// Versions shared with the Python package live in versions.properties (read here and by python/setup.py).
+import java.util.Properties
+
+val versions: Properties = {
+  val p = new Properties()
+  IO.reader(file("versions.properties"))(r => p.load(r))
+  p
+}
+val sparkVersion = versions.getProperty("spark")
+val awsSdkVersion = "2.52.0"
+val shadePrefix = "io.kinesisspark.shaded"
+
+ThisBuild / organization := "io.github.kinesis-spark"
+ThisBuild / version := versions.getProperty("kinesis-spark")
+ThisBuild / scalaVersion := versions.getProperty("scala")
+ThisBuild / javacOptions ++= Seq("--release", "17")
+ThisBuild / scalacOptions ++= Seq("-release", "17", "-deprecation", "-feature", "-unchecked", "-Xlint:-byname-implicit,_")
+
+lazy val root = (project in file("."))
+  .aggregate(connector)
+  .settings(publish / skip := true, name := "kinesis-spark-root")
+
+lazy val connector = (project in file("connector-jvm"))
+  .settings(
+    name := "kinesis-spark",
+    libraryDependencies ++= Seq(
+      "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
+      "software.amazon.awssdk" % "kinesis" % awsSdkVersion,
+      "software.amazon.awssdk" % "sts" % awsSdkVersion,
+      "software.amazon.awssdk" % "netty-nio-client" % awsSdkVersion,
+      "software.amazon.awssdk" % "url-connection-client" % awsSdkVersion,
+      "org.scalatest" %% "scalatest" % "3.2.19" % Test
+    ).map(_.exclude("org.slf4j", "slf4j-api")),
+    // Spark's own test jars are not needed: unit tests run against the provided spark-sql on the test classpath.
+    Test / fork := true,
+    Test / javaOptions ++= Seq("-Xmx2g", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+      "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.lang=ALL-UNNAMED",
+      "--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED"),
+    Test / parallelExecution := false,
+
+    // --- the shaded jar ---------------------------------------------------------------------------------
+    assembly / assemblyJarName := s"kinesis-spark-assembly_${scalaBinaryVersion.value}-${version.value}.jar",
+    assembly / assemblyOption ~= (_.withIncludeScala(false)),
+    // The SDK and everything it drags in are relocated so they can never clash with the Netty, Jackson or
+    // AWS SDK that Spark, Hadoop or a Databricks/EMR runtime put on the same classpath.
+    assembly / assemblyShadeRules := Seq(
+      ShadeRule.rename("software.amazon.awssdk.**" -> s"$shadePrefix.awssdk.@1").inAll,
+      ShadeRule.rename("software.amazon.eventstream.**" -> s"$shadePrefix.eventstream.@1").inAll,
+      ShadeRule.rename("io.netty.**" -> s"$shadePrefix.netty.@1").inAll,
+      ShadeRule.rename("com.fasterxml.jackson.**" -> s"$shadePrefix.jackson.@1").inAll,
+      ShadeRule.rename("org.reactivestreams.**" -> s"$shadePrefix.reactivestreams.@1").inAll,
+      ShadeRule.rename("org.apache.http.**" -> s"$shadePrefix.apachehttp.@1").inAll,
+      ShadeRule.rename("org.apache.commons.**" -> s"$shadePrefix.commons.@1").inAll
+    ),
+    assembly / assemblyMergeStrategy := {
+      case PathList("META-INF", "MANIFEST.MF")                    => MergeStrategy.discard
+      case PathList("META-INF", "services", _*)                   => MergeStrategy.filterDistinctLines
+      case PathList("META-INF", "native", _*)                     => MergeStrategy.discard
+      case PathList("META-INF", "native-image", _*)               => MergeStrategy.discard
+      case PathList("META-INF", "versions", _*)                   => MergeStrategy.discard
+      case PathList("META-INF", "maven", _*)                      => MergeStrategy.discard
+      case PathList("META-INF", xs @ _*) if xs.lastOption.exists(n => n.endsWith(".SF") || n.endsWith(".DSA") || n.endsWith(".RSA")) =>
+        MergeStrategy.discard
+      case "module-info.class"                                    => MergeStrategy.discard
+      case PathList("META-INF", "io.netty.versions.properties")   => MergeStrategy.first
+      case x if x.endsWith("/module-info.class")                  => MergeStrategy.discard
+      case x if x.endsWith(".proto")                              => MergeStrategy.first
+      case x => (assembly / assemblyMergeStrategy).value(x)
+    },
+    assembly / test := {}
+  )

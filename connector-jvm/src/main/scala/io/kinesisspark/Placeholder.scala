@@ -1,0 +1,2 @@
+package io.kinesisspark
+object Placeholder
