@@ -26,13 +26,15 @@ lazy val connector = (project in file("connector-jvm"))
     name := "kinesis-spark",
     libraryDependencies ++= Seq(
       "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
+      "org.scalatest" %% "scalatest" % "3.2.19" % Test
+    ),
+    // SLF4J comes from Spark at run time; the SDK must not bring a second copy into the shaded jar.
+    libraryDependencies ++= Seq(
       "software.amazon.awssdk" % "kinesis" % awsSdkVersion,
       "software.amazon.awssdk" % "sts" % awsSdkVersion,
       "software.amazon.awssdk" % "netty-nio-client" % awsSdkVersion,
-      "software.amazon.awssdk" % "url-connection-client" % awsSdkVersion,
-      "org.scalatest" %% "scalatest" % "3.2.19" % Test
+      "software.amazon.awssdk" % "url-connection-client" % awsSdkVersion
     ).map(_.exclude("org.slf4j", "slf4j-api")),
-    // Spark's own test jars are not needed: unit tests run against the provided spark-sql on the test classpath.
     Test / fork := true,
     Test / javaOptions ++= Seq("-Xmx2g", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
       "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.lang=ALL-UNNAMED",

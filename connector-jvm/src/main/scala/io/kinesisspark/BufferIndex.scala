@@ -1,0 +1,68 @@
+package io.kinesisspark
+
+import scala.collection.mutable
+
+import io.kinesisspark.ShardPosition.reaches
+import io.kinesisspark.fetch.{BlockRef, FetchedRange}
+
+/**
+ * The driver's index of what has been prefetched and not yet committed: per shard, a contiguous chain of
+ * [[FetchedRange]]s in order. The records themselves stay in executors' BlockManagers.
+ * Driver-only and single-threaded (the stream's query thread).
+ */
+final class BufferIndex {
+  private val chains = mutable.Map.empty[(String, String), Vector[FetchedRange]]
+
+  /** Where the buffered data of a shard ends, if anything is buffered. */
+  def end(stream: String, shardId: String): Option[ShardPosition] =
+    chains.get((stream, shardId)).flatMap(_.lastOption).map(_.to)
+
+  /** Adds a fetched range; it must continue the shard's chain (ranges that read nothing are not kept). */
+  def append(range: FetchedRange): Unit = {
+    val key = (range.stream, range.shardId)
+    val chain = chains.getOrElse(key, Vector.empty)
+    require(chain.isEmpty || chain.last.to == range.from,
+      s"fetched range of ${range.shardId} starts at ${range.from} but the buffer ends at ${chain.last.to}")
+    if (range.to != range.from) chains(key) = chain :+ range
+  }
+
+  /**
+   * The ranges that together hold every record in (`from`, `to`] of a shard, or `None` when the buffer does not
+   * cover that span exactly (e.g. after a restart), in which case the reader reads it from Kinesis.
+   */
+  def covering(stream: String, shardId: String, from: ShardPosition, to: ShardPosition): Option[Seq[FetchedRange]] = {
+    val chain = chains.getOrElse((stream, shardId), Vector.empty)
+    val start = chain.indexWhere(r => reaches(r.to, from) && r.to != from)
+    if (start < 0 || !startsAtOrBefore(chain(start).from, from)) None
+    else {
+      val end = chain.indexWhere(r => reaches(r.to, to), start)
+      if (end < 0) None else Some(chain.slice(start, end + 1))
+    }
+  }
+
+  /** Forgets ranges wholly at or before `offset` and returns their blocks, for removal. */
+  def dropThrough(offset: KinesisSourceOffset): Seq[BlockRef] = {
+    val dropped = Seq.newBuilder[BlockRef]
+    chains.foreach { case (key @ (stream, shard), chain) =>
+      offset.position(stream, shard).foreach { committed =>
+        val (done, rest) = chain.span(r => reaches(committed, r.to))
+        done.foreach(_.block.foreach(dropped += _))
+        if (rest.isEmpty) chains.remove(key) else chains(key) = rest
+      }
+    }
+    dropped.result()
+  }
+
+  /** Forgets everything and returns all blocks, for removal. */
+  def clear(): Seq[BlockRef] = {
+    val all = chains.valuesIterator.flatten.flatMap(_.block).toSeq
+    chains.clear()
+    all
+  }
+
+  def bufferedRecords: Long = chains.valuesIterator.flatten.map(_.records.toLong).sum
+  def bufferedBytes: Long = chains.valuesIterator.flatten.map(_.bytes).sum
+
+  private def startsAtOrBefore(rangeFrom: ShardPosition, from: ShardPosition): Boolean =
+    rangeFrom == from || reaches(from, rangeFrom)
+}

@@ -1,0 +1,16 @@
+package io.kinesisspark
+
+/** Option names, as users write them (matching is case-insensitive). Names follow the Databricks connector. */
+object KinesisOptionKeys {
+  val StreamName = "streamName"
+  val Region = "region"
+  val Endpoint = "endpoint"
+  val InitialPosition = "initialPosition"
+  val AwsAccessKey = "awsAccessKey"
+  val AwsSecretKey = "awsSecretKey"
+  val MaxRecordsPerFetch = "maxRecordsPerFetch"
+  val FailOnDataLoss = "failOnDataLoss"
+
+  /** Values of these options are secrets: never logged, echoed in errors, or shown in plans. */
+  val Secrets: Set[String] = Set(AwsAccessKey, AwsSecretKey).map(_.toLowerCase(java.util.Locale.ROOT))
+}

@@ -1,0 +1,63 @@
+package io.kinesisspark
+
+/**
+ * Where reading of one shard continues. Offsets are made of these, one per shard.
+ *
+ * A record's place in a shard is its sequence number plus, for records produced with KPL aggregation, the index
+ * of the user record inside the aggregate (its sub-sequence number): all sub-records share one sequence number,
+ * and a batch may end in the middle of an aggregate.
+ */
+sealed trait ShardPosition
+
+object ShardPosition {
+  /** Nothing read yet; start at the oldest record in the shard. */
+  case object TrimHorizon extends ShardPosition
+
+  /** Nothing read yet; start at the first record that arrived at or after `epochMillis`. */
+  final case class AtTimestamp(epochMillis: Long) extends ShardPosition
+
+  /**
+   * Everything up to and including this record has been read.
+   *
+   * @param subSequenceNumber `None` when the whole record with `sequenceNumber` has been read; `Some(i)` when
+   *                          sub-records 0..i of an aggregated record have been read (more may follow).
+   */
+  final case class AfterRecord(sequenceNumber: String, subSequenceNumber: Option[Long] = None) extends ShardPosition {
+    private[kinesisspark] lazy val sequence: BigInt = BigInt(sequenceNumber)
+  }
+
+  /** The shard was read to its end (GetRecords returned no next iterator). Nothing more will ever come. */
+  case object Finished extends ShardPosition
+
+  /**
+   * Order of record positions within one shard: by sequence number, then sub-sequence number, a whole record
+   * (`None`) counting as its last sub-record.
+   */
+  def compareRecords(a: AfterRecord, b: AfterRecord): Int = {
+    val bySequence = a.sequence.compare(b.sequence)
+    if (bySequence != 0) bySequence
+    else a.subSequenceNumber.getOrElse(Long.MaxValue).compare(b.subSequenceNumber.getOrElse(Long.MaxValue))
+  }
+
+  /** Whether the record at `record` lies after `position` (a record is after every not-yet-read position). */
+  def isAfter(record: AfterRecord, position: ShardPosition): Boolean = position match {
+    case TrimHorizon | AtTimestamp(_) => true
+    case p: AfterRecord               => compareRecords(record, p) > 0
+    case Finished                     => false
+  }
+
+  /**
+   * Whether reading has got at least as far as `b` when it is at `a` (both positions in the same shard).
+   * The two not-yet-read starts (trim horizon, a timestamp) only reach themselves.
+   */
+  def reaches(a: ShardPosition, b: ShardPosition): Boolean = (a, b) match {
+    case (Finished, _)                    => true
+    case (_, Finished)                    => false
+    case (x: AfterRecord, y: AfterRecord) => compareRecords(x, y) >= 0
+    case (_: AfterRecord, _)              => true
+    case (x, y)                           => x == y
+  }
+
+  /** Whether the record at `record` lies at or before `position`. */
+  def isAtOrBefore(record: AfterRecord, position: ShardPosition): Boolean = !isAfter(record, position)
+}

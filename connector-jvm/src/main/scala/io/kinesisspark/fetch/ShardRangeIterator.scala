@@ -1,0 +1,91 @@
+package io.kinesisspark.fetch
+
+import org.apache.spark.kinesisspark.BlockStoreBridge
+import org.slf4j.LoggerFactory
+
+import io.kinesisspark.{DataLossPolicy, ShardPosition}
+import io.kinesisspark.ShardPosition.{Finished, isAfter, isAtOrBefore, reaches}
+import io.kinesisspark.aws.KinesisApi
+
+/**
+ * The records of one shard in (`from`, `to`]: read from the prefetched blocks while they exist, and from
+ * Kinesis from the first missing block on (an evicted block, a lost executor, a restarted driver). Because a
+ * batch is fully described by (`from`, `to`], both paths return exactly the same records, so replays and
+ * speculative tasks are harmless.
+ *
+ * @param ranges the buffered ranges covering (`from`, `to`] in order, or empty to read everything from Kinesis
+ */
+final class ShardRangeIterator(
+    api: => KinesisApi,
+    stream: String,
+    shardId: String,
+    from: ShardPosition,
+    to: ShardPosition,
+    ranges: Seq[FetchedRange],
+    limits: FetchLimits,
+    dataLoss: DataLossPolicy) extends Iterator[KinesisRecord] {
+
+  require(to != ShardPosition.TrimHorizon && !to.isInstanceOf[ShardPosition.AtTimestamp], s"bad range end $to")
+
+  private var pending: Iterator[KinesisRecord] = Iterator.empty
+  private var rangesLeft = ranges.toList
+  private var blocksUsable = true
+  private var covered: ShardPosition = from // everything up to here has been handed to `pending`
+  private var reader: ShardReader = _
+  private var emptyReadsAtTip = 0
+  private var finished = false
+
+  override def hasNext: Boolean = {
+    while (!pending.hasNext && !finished) advance()
+    pending.hasNext
+  }
+
+  override def next(): KinesisRecord = {
+    if (!hasNext) throw new NoSuchElementException(s"no more records in $shardId up to $to")
+    pending.next()
+  }
+
+  private def advance(): Unit = rangesLeft match {
+    case range :: rest if blocksUsable =>
+      if (range.records == 0) { covered = range.to; rangesLeft = rest }
+      else range.block.flatMap(b => BlockStoreBridge.get(b.streamId, b.uniqueId)) match {
+        case Some(bytes) =>
+          pending = RecordBlockCodec.decode(bytes).filter(r => isAfter(r.position, from) && isAtOrBefore(r.position, to))
+          covered = range.to
+          rangesLeft = rest
+        case None =>
+          ShardRangeIterator.log.info(s"Prefetched block of $stream/$shardId after $covered is gone; re-reading " +
+            s"up to $to from Kinesis")
+          blocksUsable = false
+      }
+    case _ if reaches(covered, to) => finished = true
+    case _ => readFromKinesis()
+  }
+
+  private def readFromKinesis(): Unit = {
+    if (reader == null) reader = new ShardReader(api, stream, shardId, covered, limits)
+    val batch = reader.next()
+    val (inRange, beyond) = batch.records.span(r => isAtOrBefore(r.position, to))
+    pending = inRange.iterator
+    inRange.lastOption.foreach(r => covered = r.position)
+    val reachedEnd = beyond.nonEmpty || reaches(covered, to) || (batch.ended && to == Finished)
+    if (reachedEnd) {
+      finished = true
+    } else if (batch.ended) {
+      finished = true
+      dataLoss.report(stream, shardId, s"the shard ended at $covered, before the batch end $to")
+    } else if (batch.records.isEmpty && batch.caughtUp) {
+      // At the tip without having reached a record we buffered before: give propagation a moment, then call it lost.
+      emptyReadsAtTip += 1
+      if (emptyReadsAtTip >= ShardRangeIterator.MaxEmptyReadsAtTip) {
+        finished = true
+        dataLoss.report(stream, shardId, s"records after $covered up to $to are no longer readable")
+      }
+    }
+  }
+}
+
+object ShardRangeIterator {
+  private val log = LoggerFactory.getLogger(classOf[ShardRangeIterator])
+  private val MaxEmptyReadsAtTip = 10
+}

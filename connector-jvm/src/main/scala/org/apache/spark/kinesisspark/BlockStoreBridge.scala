@@ -1,0 +1,40 @@
+package org.apache.spark.kinesisspark
+
+import java.nio.ByteBuffer
+
+import org.apache.spark.SparkEnv
+import org.apache.spark.storage.{StorageLevel, StreamBlockId}
+import org.apache.spark.util.io.ChunkedByteBuffer
+
+/**
+ * The connector's one bridge into Spark-private API: prefetched records live as blocks in the BlockManager of
+ * the executor that fetched them. Blocks are reported to the master (so other executors can read them and
+ * `removeBlock` reaches them) and may spill to disk under memory pressure rather than fail.
+ */
+object BlockStoreBridge {
+  private val Level = StorageLevel.MEMORY_AND_DISK_SER
+
+  /** Stores `bytes` under (streamId, uniqueId) on this JVM; returns where a task should run to read it locally. */
+  def put(streamId: Int, uniqueId: Long, bytes: Array[Byte]): Option[String] = {
+    val bm = SparkEnv.get.blockManager
+    val stored = bm.putBytes[Array[Byte]](
+      StreamBlockId(streamId, uniqueId), new ChunkedByteBuffer(ByteBuffer.wrap(bytes)), Level, tellMaster = true)
+    if (stored) Some(s"executor_${bm.blockManagerId.host}_${bm.blockManagerId.executorId}") else None
+  }
+
+  /** The block's bytes, from this executor or a remote one; `None` when the block is gone. */
+  def get(streamId: Int, uniqueId: Long): Option[Array[Byte]] = {
+    val bm = SparkEnv.get.blockManager
+    val id = StreamBlockId(streamId, uniqueId)
+    bm.getLocalBytes(id) match {
+      case Some(data) =>
+        try Some(data.toChunkedByteBuffer(ByteBuffer.allocate).toArray)
+        finally bm.releaseLockAndDispose(id, data)
+      case None => bm.getRemoteBytes(id).map(_.toArray)
+    }
+  }
+
+  /** Drops the block wherever it is (driver side). Missing blocks are ignored. */
+  def remove(streamId: Int, uniqueId: Long): Unit =
+    SparkEnv.get.blockManager.master.removeBlock(StreamBlockId(streamId, uniqueId))
+}
