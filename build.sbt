@@ -34,7 +34,11 @@ lazy val connector = (project in file("connector-jvm"))
       "software.amazon.awssdk" % "sts" % awsSdkVersion,
       "software.amazon.awssdk" % "netty-nio-client" % awsSdkVersion,
       "software.amazon.awssdk" % "url-connection-client" % awsSdkVersion
-    ).map(_.exclude("org.slf4j", "slf4j-api")),
+    ).map(_.exclude("org.slf4j", "slf4j-api")
+      // Clients are built with explicit HTTP clients (URLConnection for calls, Netty for SubscribeToShard), so
+      // the SDK's default Apache HTTP clients would be dead weight in the jar.
+      .exclude("software.amazon.awssdk", "apache-client")
+      .exclude("software.amazon.awssdk", "apache5-client")),
     Test / fork := true,
     Test / javaOptions ++= Seq("-Xmx2g", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
       "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.lang=ALL-UNNAMED",
