@@ -1,0 +1,59 @@
+package io.kinesisspark
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.kinesisspark.ShardPosition._
+import io.kinesisspark.fetch.{BlockRef, FetchedRange}
+
+class BufferIndexSuite extends AnyFunSuite {
+  private def range(from: ShardPosition, to: ShardPosition, id: Long): FetchedRange =
+    FetchedRange("s", "shard-0", from, to, Some(BlockRef(1, id, "executor_host_0")), records = 10, bytes = 100, 0L)
+
+  private val r1 = range(TrimHorizon, AfterRecord("10"), 1)
+  private val r2 = range(AfterRecord("10"), AfterRecord("20"), 2)
+  private val r3 = range(AfterRecord("20"), Finished, 3)
+
+  private def index(ranges: FetchedRange*): BufferIndex = {
+    val b = new BufferIndex
+    ranges.foreach(b.append)
+    b
+  }
+
+  test("the end of the buffer is the end of the last range") {
+    assert(index().end("s", "shard-0").isEmpty)
+    assert(index(r1, r2).end("s", "shard-0").contains(AfterRecord("20")))
+    assert(index(r1, r2, r3).end("s", "shard-0").contains(Finished))
+  }
+
+  test("ranges must continue the chain") {
+    intercept[IllegalArgumentException](index(r1, r3))
+  }
+
+  test("covering returns exactly the ranges that hold (from, to]") {
+    val b = index(r1, r2, r3)
+    assert(b.covering("s", "shard-0", TrimHorizon, AfterRecord("20")).contains(Seq(r1, r2)))
+    assert(b.covering("s", "shard-0", AfterRecord("10"), Finished).contains(Seq(r2, r3)))
+    assert(b.covering("s", "shard-0", AfterRecord("15"), AfterRecord("18")).contains(Seq(r2)))
+  }
+
+  test("covering is None when the buffer does not hold the whole span") {
+    val b = index(r2)
+    assert(b.covering("s", "shard-0", TrimHorizon, AfterRecord("20")).isEmpty) // starts before the buffer
+    assert(b.covering("s", "shard-0", AfterRecord("10"), AfterRecord("30")).isEmpty) // ends after it
+    assert(b.covering("s", "other", TrimHorizon, AfterRecord("1")).isEmpty)
+  }
+
+  test("commit drops ranges at or before the committed position and returns their blocks") {
+    val b = index(r1, r2, r3)
+    val dropped = b.dropThrough(KinesisSourceOffset(Map("s" -> Map("shard-0" -> AfterRecord("20")))))
+    assert(dropped.map(_.uniqueId) == Seq(1L, 2L))
+    assert(b.bufferedRecords == 10)
+    assert(b.clear().map(_.uniqueId) == Seq(3L))
+    assert(b.bufferedRecords == 0)
+  }
+
+  test("ranges that read nothing are not kept") {
+    val b = index(FetchedRange("s", "shard-0", AfterRecord("5"), AfterRecord("5"), None, 0, 0, 0L))
+    assert(b.end("s", "shard-0").isEmpty)
+  }
+}

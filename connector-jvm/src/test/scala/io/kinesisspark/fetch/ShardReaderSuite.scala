@@ -1,0 +1,60 @@
+package io.kinesisspark.fetch
+
+import java.time.{Clock, Instant, ZoneOffset}
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.kinesisspark.ShardPosition._
+
+class ShardReaderSuite extends AnyFunSuite {
+
+  /** A clock that only moves when the reader sleeps, so spacing is checked without real waiting. */
+  private final class SteppedClock extends Clock {
+    var now = 0L
+    val sleeps = scala.collection.mutable.ArrayBuffer.empty[Long]
+    def sleep(ms: Long): Unit = { sleeps += ms; now += ms }
+    override def millis(): Long = now
+    override def instant(): Instant = Instant.ofEpochMilli(now)
+    override def getZone: ZoneOffset = ZoneOffset.UTC
+    override def withZone(zone: java.time.ZoneId): Clock = this
+  }
+
+  private def reader(api: FakeKinesisApi, from: io.kinesisspark.ShardPosition, limit: Int, clock: SteppedClock) =
+    new ShardReader(api, "s", "shard-0", from, FetchLimits(limit, minFetchPeriodMs = 400), clock, clock.sleep)
+
+  test("reads forward page by page, spacing calls by minFetchPeriod, and reports lag") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 25)
+    val clock = new SteppedClock
+    val r = reader(api, TrimHorizon, 10, clock)
+    val b1 = r.next(); val b2 = r.next(); val b3 = r.next()
+    assert(Seq(b1, b2, b3).map(_.records.size) == Seq(10, 10, 5))
+    assert(b1.millisBehindLatest > 0 && !b1.caughtUp && b3.caughtUp)
+    assert(clock.sleeps == Seq(400L, 400L))
+    assert(r.position == AfterRecord("340"))
+    assert(api.iteratorCalls == 1) // the iterator is kept between calls
+  }
+
+  test("detects the end of a closed shard") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 3); api.closed += "shard-0"
+    val r = reader(api, AfterRecord("100"), 10, new SteppedClock)
+    val b = r.next()
+    assert(b.records.map(_.sequenceNumber) == Seq("110", "120") && b.ended && r.ended)
+    intercept[IllegalArgumentException](r.next())
+  }
+
+  test("an expired iterator is replaced from the last record read, without loss or repeats") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 6)
+    val r = reader(api, TrimHorizon, 3, new SteppedClock)
+    val first = r.next().records
+    api.expireNext = true
+    val second = r.next().records
+    assert((first ++ second).map(_.sequenceNumber) == (0 until 6).map(i => (100 + i * 10).toString))
+    assert(api.iteratorCalls == 2)
+  }
+
+  test("starts at a timestamp") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 5, arrivalMillis = 1000L)
+    val b = reader(api, AtTimestamp(1003L), 10, new SteppedClock).next()
+    assert(b.records.map(_.approximateArrivalMillis) == Seq(1003L, 1004L))
+  }
+}
