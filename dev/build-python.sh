@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Puts the assembled connector jar and versions.properties inside the Python package (python/src/kinesis_spark/,
+# both gitignored), so an editable install, an sdist or a wheel carries them. With --wheel, also builds the wheel
+# into python/dist/. Builds no jar itself: run `build/sbt connector/assembly` first.
+#
+# Usage: dev/build-python.sh [--wheel]      (PYTHON selects the interpreter for --wheel; default python3)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+python="${PYTHON:-python3}"
+package="$root/python/src/kinesis_spark"
+
+wheel=false
+for arg in "$@"; do
+  case "$arg" in
+    --wheel) wheel=true ;;
+    -h|--help) sed -n '2,6s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "dev/build-python.sh: unknown argument '$arg' (usage: dev/build-python.sh [--wheel])" >&2; exit 2 ;;
+  esac
+done
+
+property() {
+  local value
+  value="$(sed -n "s/^[[:space:]]*$1[[:space:]]*=[[:space:]]*//p" "$root/versions.properties" | tr -d '[:space:]')"
+  [[ -n "$value" ]] || { echo "dev/build-python.sh: no '$1=' line in versions.properties" >&2; exit 1; }
+  printf '%s' "$value"
+}
+version="$(property kinesis-spark)"
+scala="$(property scala)"
+scala_binary="${scala%.*}"   # 2.13.18 -> 2.13, the suffix sbt puts in the jar name
+
+jar_name="kinesis-spark-assembly_${scala_binary}-${version}.jar"
+jar="$root/connector-jvm/target/scala-${scala_binary}/$jar_name"
+if [[ ! -f "$jar" ]]; then
+  echo "dev/build-python.sh: ${jar#"$root"/} not found; build it first with: build/sbt connector/assembly" >&2
+  exit 1
+fi
+# sbt leaves the old jar in place when a later build fails; say so rather than ship stale code silently.
+newer_source="$(find "$root/connector-jvm/src/main" -type f -newer "$jar" -print -quit 2>/dev/null || true)"
+if [[ -n "$newer_source" ]]; then
+  echo "dev/build-python.sh: warning: ${newer_source#"$root"/} is newer than $jar_name; rerun build/sbt connector/assembly" >&2
+fi
+
+mkdir -p "$package/jars"
+rm -f "$package/jars/"*.jar
+cp "$jar" "$package/jars/$jar_name"
+cp "$root/versions.properties" "$package/versions.properties"
+echo "dev/build-python.sh: bundled $jar_name and versions.properties into ${package#"$root"/}" >&2
+
+if $wheel; then
+  # setuptools reuses python/build/ between runs and would package jars deleted above; start clean.
+  rm -rf "$root/python/build"
+  mkdir -p "$root/python/dist"
+  rm -f "$root/python/dist/kinesis_spark-${version}-"*.whl
+  "$python" -m pip wheel --no-deps --disable-pip-version-check -w "$root/python/dist" "$root/python" >&2
+  whl="$(ls "$root/python/dist/kinesis_spark-${version}-"*.whl)"
+  "$python" - "$whl" "kinesis_spark/jars/$jar_name" <<'PY'
+import sys, zipfile
+whl, jar = sys.argv[1], sys.argv[2]
+names = zipfile.ZipFile(whl).namelist()
+missing = [n for n in (jar, "kinesis_spark/versions.properties", "kinesis_spark/py.typed") if n not in names]
+if missing:
+    sys.exit(f"dev/build-python.sh: {whl} lacks {', '.join(missing)}")
+PY
+  echo "$whl"
+fi

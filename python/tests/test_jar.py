@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+import pytest
+from pyspark.sql import SparkSession
+
+import kinesis_spark
+from conftest import FakePackage
+from kinesis_spark import JarNotFoundError, KinesisSparkError, configure, jar_path
+
+JAR = "kinesis-spark-assembly_2.13-9.8.7.jar"
+
+
+def test_jar_path_returns_the_bundled_jar(fake_package: FakePackage) -> None:
+    fake_package.write_properties(version="9.8.7", scala="2.13.18")
+    jar = fake_package.add_jar(JAR)
+    fake_package.add_jar("kinesis-spark-assembly_2.13-0.0.1.jar")  # a stale one must not be picked
+    assert jar_path() == str(jar)
+
+
+def test_jar_path_says_how_to_build_a_missing_jar(fake_package: FakePackage) -> None:
+    fake_package.write_properties(version="9.8.7")
+    with pytest.raises(JarNotFoundError) as info:
+        jar_path()
+    message = str(info.value)
+    assert JAR in message
+    assert "bash dev/build-python.sh" in message
+    assert "build/sbt connector/assembly" in message
+    assert isinstance(info.value, FileNotFoundError)
+    assert isinstance(info.value, KinesisSparkError)
+
+
+def test_jar_path_without_packaged_versions_properties(fake_package: FakePackage) -> None:
+    fake_package.add_jar(JAR)
+    with pytest.raises(JarNotFoundError, match=r"bash dev/build-python\.sh"):
+        jar_path()
+
+
+@pytest.fixture
+def jar(fake_package: FakePackage) -> str:
+    fake_package.write_properties(version="9.8.7")
+    return str(fake_package.add_jar(JAR))
+
+
+def spark_jars(builder: SparkSession.Builder) -> str:
+    return str(builder._options["spark.jars"])
+
+
+def test_configure_sets_spark_jars_on_a_fresh_builder(jar: str) -> None:
+    builder = SparkSession.builder
+    assert configure(builder) is builder
+    assert spark_jars(builder) == jar
+
+
+def test_configure_appends_to_existing_jars(jar: str) -> None:
+    builder = SparkSession.builder.config("spark.jars", "/opt/a.jar, /opt/b.jar")
+    configure(builder)
+    assert spark_jars(builder) == f"/opt/a.jar,/opt/b.jar,{jar}"
+
+
+def test_configure_twice_adds_the_jar_once(jar: str) -> None:
+    builder = configure(configure(SparkSession.builder.config("spark.jars", "/opt/a.jar")))
+    assert spark_jars(builder) == f"/opt/a.jar,{jar}"
+
+
+def test_configure_removes_duplicates_and_empty_entries(jar: str) -> None:
+    builder = SparkSession.builder.config("spark.jars", f"/opt/a.jar,,{jar},/opt/a.jar,")
+    configure(builder)
+    assert spark_jars(builder) == f"/opt/a.jar,{jar}"
+
+
+def test_configure_knows_a_file_uri_of_the_jar(jar: str) -> None:
+    from pathlib import Path
+
+    uri = Path(jar).as_uri()
+    builder = configure(SparkSession.builder.config("spark.jars", uri))
+    assert spark_jars(builder) == uri
+
+
+def test_configure_keeps_other_options(jar: str) -> None:
+    builder = configure(SparkSession.builder.appName("demo").master("local[1]"))
+    assert builder._options["spark.app.name"] == "demo"
+    assert builder._options["spark.master"] == "local[1]"
+
+
+def test_configure_raises_when_the_jar_is_missing(fake_package: FakePackage) -> None:
+    fake_package.write_properties(version="9.8.7")
+    builder = SparkSession.builder
+    with pytest.raises(JarNotFoundError):
+        configure(builder)
+    assert "spark.jars" not in builder._options
+
+
+def test_public_names() -> None:
+    assert set(kinesis_spark.__all__) >= {
+        "KinesisReader",
+        "configure",
+        "jar_path",
+        "KinesisSparkError",
+        "JarNotFoundError",
+        "DataSourceNotFoundError",
+        "__version__",
+    }
