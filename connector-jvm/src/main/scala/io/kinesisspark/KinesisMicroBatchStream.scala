@@ -74,7 +74,9 @@ final class KinesisMicroBatchStream(
     val positions = options.streams.map(stream => stream -> currentShards(stream, startOffset)).toMap
 
     val toFetch = positions.toSeq.flatMap { case (stream, (graph, shards)) =>
-      graph.readable(shards).map(s => (stream, s.shardId, buffer.end(stream, s.shardId).getOrElse(shards(s.shardId))))
+      graph.readable(shards)
+        .map(s => (stream, s.shardId, buffer.end(stream, s.shardId).getOrElse(shards(s.shardId))))
+        .filter(_._3 != ShardPosition.Finished)
     }
     val fetched = prefetcher.fetch(options.connection, limits, toFetch)
     lastRoundEndMillis = clock.millis()
