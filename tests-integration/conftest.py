@@ -1,0 +1,91 @@
+"""Fixtures of the end-to-end suite.
+
+One emulator and one SparkSession serve the whole session (starting either takes seconds); every test gets
+fresh streams, because the emulator slows down as a shard fills, and its own sink and checkpoint directories.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+
+from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY, KinesisEmulator
+from harness.kinesis import Kinesis
+from harness.sink import BatchSink
+from harness.spark import local_spark
+
+
+@pytest.fixture(scope="session")
+def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KinesisEmulator]:
+    """The local Kinesis emulator; its log is ``emulator.log`` under pytest's base temp directory."""
+    with KinesisEmulator(log_path=tmp_path_factory.getbasetemp() / "emulator.log") as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def kinesis(emulator: KinesisEmulator) -> Iterator[Kinesis]:
+    """boto3 access to the emulator, the producer side and the ground truth of every test."""
+    client = Kinesis(emulator.endpoint)
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    """A local[2] SparkSession with the connector jar (see harness.spark.connector_jar)."""
+    session = local_spark()
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def stream(kinesis: Kinesis, request: pytest.FixtureRequest) -> Iterator[Callable[[int], str]]:
+    """Factory of fresh, uniquely named ACTIVE streams (``stream(shards)``), deleted after the test."""
+    created: list[str] = []
+    test_name = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name).strip("-")[:80]
+
+    def create(shards: int = 1) -> str:
+        name = f"{test_name}-{uuid.uuid4().hex[:8]}"
+        kinesis.create_stream(name, shards)
+        created.append(name)
+        return name
+
+    yield create
+    for name in created:
+        kinesis.delete_stream(name)
+
+
+@pytest.fixture
+def read_kinesis(spark: SparkSession, emulator: KinesisEmulator) -> Callable[..., DataFrame]:
+    """``read_kinesis(stream, **options)``: the connector's streaming DataFrame over the emulator.
+
+    Region, endpoint and credentials point at the emulator; ``options`` add to or override them.
+    """
+
+    def load(stream_name: str, **options: str) -> DataFrame:
+        reader = (
+            spark.readStream.format("kinesis")
+            .option("streamName", stream_name)
+            .option("region", REGION)
+            .option("endpoint", emulator.endpoint)
+            .option("awsAccessKey", ACCESS_KEY)
+            .option("awsSecretKey", SECRET_KEY)
+        )
+        for key, value in options.items():
+            reader = reader.option(key, value)
+        return reader.load()
+
+    return load
+
+
+@pytest.fixture
+def sink(spark: SparkSession, tmp_path: Path) -> Iterator[BatchSink]:
+    """A per-test batch sink; every query still running when the test ends is stopped."""
+    yield BatchSink(spark, tmp_path)
+    for query in spark.streams.active:
+        query.stop()

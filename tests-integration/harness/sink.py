@@ -1,0 +1,177 @@
+"""A replay-safe sink for checking exactly-once delivery: one parquet directory per micro-batch.
+
+Each micro-batch is written to ``out/batch=<batchId>`` with mode overwrite, so a batch that Spark runs again
+after a failure or a restart replaces its own earlier output instead of adding to it. Duplicates in the sink
+therefore mean the source returned a record in two different batches, which is what the tests look for.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
+
+DEFAULT_TIMEOUT_S = 180.0
+START_TIMEOUT_S = 120.0
+# After the expected count is reached, watch this long for rows that should not be there (duplicates, or
+# records from before the requested start position arriving in a later batch).
+DEFAULT_SETTLE_S = 3.0
+POLL_INTERVAL_S = 1.0
+
+
+@dataclass(frozen=True)
+class SinkRecord:
+    """One row of the sink, with the batch that wrote it and the arrival time as epoch seconds."""
+
+    batch_id: int
+    partition_key: str
+    data: bytes
+    stream: str
+    shard_id: str
+    sequence_number: str
+    arrival: float
+
+
+class BatchSink:
+    """Output and checkpoint directories of one streaming query under ``root``."""
+
+    def __init__(self, spark: SparkSession, root: Path) -> None:
+        self.spark = spark
+        self.out = root / "out"
+        self.checkpoint = root / "checkpoint"
+
+    def start(self, source: DataFrame) -> StreamingQuery:
+        """Start (or, with the same checkpoint, resume) the query that writes ``source`` into this sink."""
+        out = str(self.out)
+
+        def write_batch(batch: DataFrame, batch_id: int) -> None:
+            batch.write.mode("overwrite").parquet(f"{out}/batch={batch_id}")
+
+        return (
+            source.writeStream.foreachBatch(write_batch)
+            .option("checkpointLocation", str(self.checkpoint))
+            .start()
+        )
+
+    def batch_dir(self, batch_id: int) -> Path:
+        """Where micro-batch ``batch_id`` is written."""
+        return self.out / f"batch={batch_id}"
+
+    def completed_batches(self) -> list[int]:
+        """Ids of the batches whose write has committed (Spark writes ``_SUCCESS`` last)."""
+        if not self.out.is_dir():
+            return []
+        return sorted(
+            int(path.name.removeprefix("batch="))
+            for path in self.out.glob("batch=*")
+            if (path / "_SUCCESS").is_file()
+        )
+
+    def records(self, batch_ids: list[int] | None = None) -> list[SinkRecord]:
+        """Every row of the given (default: all completed) batches."""
+        batch_ids = self.completed_batches() if batch_ids is None else batch_ids
+        if not batch_ids:
+            return []
+        rows = (
+            self.spark.read.option("basePath", str(self.out))
+            .parquet(*(str(self.batch_dir(b)) for b in batch_ids))
+            .select(
+                "batch",
+                "partitionKey",
+                "data",
+                "stream",
+                "shardId",
+                "sequenceNumber",
+                F.unix_micros("approximateArrivalTimestamp").alias("arrivalMicros"),
+            )
+            .collect()
+        )
+        return [
+            SinkRecord(
+                batch_id=row.batch,
+                partition_key=row.partitionKey,
+                data=bytes(row.data),
+                stream=row.stream,
+                shard_id=row.shardId,
+                sequence_number=row.sequenceNumber,
+                arrival=row.arrivalMicros / 1e6,
+            )
+            for row in rows
+        ]
+
+    def wait_for_rows(
+        self,
+        query: StreamingQuery,
+        expected: int,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        settle_s: float = DEFAULT_SETTLE_S,
+    ) -> list[SinkRecord]:
+        """Poll until the sink holds exactly ``expected`` rows and no more arrive for ``settle_s``.
+
+        Fails at once when the query dies or the sink holds more rows than expected, and after ``timeout_s``
+        with what did arrive, so a failure says whether data was missing, duplicated or the query was stuck.
+        """
+        deadline = time.monotonic() + timeout_s
+        reached_at: float | None = None
+        while True:
+            if query.exception() is not None:
+                raise AssertionError(f"query failed while waiting for {expected} rows: {query.exception()}")
+            if not query.isActive:
+                raise AssertionError(
+                    f"query stopped while waiting for {expected} rows; {self.describe(query)}"
+                )
+            try:
+                records = self.records()
+            except Exception:  # a batch directory being replaced by a replayed batch; read again next round
+                records = None
+            if records is not None:
+                if len(records) > expected:
+                    raise AssertionError(
+                        f"expected {expected} rows, the sink holds more; {self.describe(query)}"
+                    )
+                if len(records) == expected:
+                    reached_at = reached_at or time.monotonic()
+                    if time.monotonic() - reached_at >= settle_s:
+                        return records
+                else:
+                    reached_at = None
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"timed out after {timeout_s:.0f} s waiting for {expected} rows; {self.describe(query)}"
+                )
+            time.sleep(POLL_INTERVAL_S)
+
+    def describe(self, query: StreamingQuery) -> str:
+        """Rows per batch in the sink and the query's status and last progress, for failure messages."""
+        counts = {}
+        for batch_id in self.completed_batches():
+            try:
+                counts[batch_id] = self.spark.read.parquet(str(self.batch_dir(batch_id))).count()
+            except Exception as error:
+                counts[batch_id] = f"unreadable: {error}"
+        total = sum(c for c in counts.values() if isinstance(c, int))
+        progress = query.lastProgress
+        progress_text = json.dumps(progress, indent=1, default=str)[:3000] if progress else "none"
+        return (
+            f"sink holds {total} rows, per batch {counts}; query status {query.status}; "
+            f"last progress: {progress_text}"
+        )
+
+
+def wait_until_started(query: StreamingQuery, timeout_s: float = START_TIMEOUT_S) -> None:
+    """Wait for the query's first progress report, i.e. until its first trigger has fixed its start offsets.
+
+    Records put after this returns arrive after the query's start, which is what ``latest`` is defined by.
+    """
+    deadline = time.monotonic() + timeout_s
+    while query.lastProgress is None:
+        if query.exception() is not None:
+            raise AssertionError(f"query failed before its first progress report: {query.exception()}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no progress report within {timeout_s:.0f} s; query status {query.status}")
+        time.sleep(0.2)

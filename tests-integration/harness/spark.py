@@ -1,0 +1,68 @@
+"""A small local SparkSession with the connector jar on its classpath.
+
+The jar must be on ``spark.jars`` before the JVM starts: a data source added to a running session is not
+visible to every thread. Everything Spark listens on is bound to 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+ASSEMBLY_GLOB = "connector-jvm/target/scala-2.13/kinesis-spark-assembly_2.13-*.jar"
+
+
+def connector_jar() -> Path:
+    """The connector's assembly jar, from the first of these that names an existing file.
+
+    1. ``KINESIS_SPARK_JAR`` (environment);
+    2. ``kinesis_spark.jar_path()``, the jar bundled in the installed Python package;
+    3. the newest sbt assembly under ``connector-jvm/target``.
+    """
+    tried: list[str] = []
+    configured = os.environ.get("KINESIS_SPARK_JAR")
+    if configured:
+        if Path(configured).is_file():
+            return Path(configured)
+        raise FileNotFoundError(f"KINESIS_SPARK_JAR={configured} is not a file")
+    try:
+        import kinesis_spark
+
+        bundled = Path(kinesis_spark.jar_path())
+        if bundled.is_file():
+            return bundled
+        tried.append(f"kinesis_spark.jar_path() -> {bundled} (missing)")
+    except Exception as error:  # not installed, older package, or no jar bundled yet
+        tried.append(f"kinesis_spark.jar_path(): {type(error).__name__}: {error}")
+    built = sorted(glob.glob(str(REPO_ROOT / ASSEMBLY_GLOB)), key=os.path.getmtime)
+    if built:
+        return Path(built[-1])
+    tried.append(f"{ASSEMBLY_GLOB}: no match")
+    raise FileNotFoundError(
+        "connector jar not found; build it with `build/sbt connector/assembly` "
+        "or set KINESIS_SPARK_JAR. Tried: " + "; ".join(tried)
+    )
+
+
+def local_spark(app_name: str = "kinesis-spark-tests", jar: Path | None = None) -> SparkSession:
+    """Create (or return the running) local SparkSession: ``local[2]``, no UI, 2 shuffle partitions."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName(app_name)
+        .config("spark.jars", str(jar or connector_jar()))
+        .config("spark.driver.memory", "1g")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("WARN")
+    return session
