@@ -8,17 +8,18 @@ import io.kinesisspark.fetch.{BlockRef, FetchedRange}
 /**
  * The driver's index of what has been prefetched and not yet committed: per shard, a contiguous chain of
  * [[FetchedRange]]s in order. The records themselves stay in executors' BlockManagers.
- * Driver-only and single-threaded (the stream's query thread).
+ * Driver-only; shared by the prefetch thread (which appends) and the query thread, hence synchronized.
  */
 final class BufferIndex {
   private val chains = mutable.Map.empty[(String, String), Vector[FetchedRange]]
 
   /** Where the buffered data of a shard ends, if anything is buffered. */
-  def end(stream: String, shardId: String): Option[ShardPosition] =
+  def end(stream: String, shardId: String): Option[ShardPosition] = synchronized {
     chains.get((stream, shardId)).flatMap(_.lastOption).map(_.to)
+  }
 
   /** Adds a fetched range; it must continue the shard's chain (ranges that read nothing are not kept). */
-  def append(range: FetchedRange): Unit = {
+  def append(range: FetchedRange): Unit = synchronized {
     val key = (range.stream, range.shardId)
     val chain = chains.getOrElse(key, Vector.empty)
     require(chain.isEmpty || chain.last.to == range.from,
@@ -30,18 +31,22 @@ final class BufferIndex {
    * The ranges that together hold every record in (`from`, `to`] of a shard, or `None` when the buffer does not
    * cover that span exactly (e.g. after a restart), in which case the reader reads it from Kinesis.
    */
-  def covering(stream: String, shardId: String, from: ShardPosition, to: ShardPosition): Option[Seq[FetchedRange]] = {
+  def covering(stream: String, shardId: String, from: ShardPosition, to: ShardPosition): Option[Seq[FetchedRange]] =
+    synchronized {
+      val after = rangesAfter(stream, shardId, from)
+      val end = after.indexWhere(r => reaches(r.to, to))
+      if (end < 0) None else Some(after.take(end + 1))
+    }
+
+  /** The buffered ranges of a shard from `from` on, in order; empty when the buffer does not reach back to `from`. */
+  def rangesAfter(stream: String, shardId: String, from: ShardPosition): Seq[FetchedRange] = synchronized {
     val chain = chains.getOrElse((stream, shardId), Vector.empty)
     val start = chain.indexWhere(r => reaches(r.to, from) && r.to != from)
-    if (start < 0 || !startsAtOrBefore(chain(start).from, from)) None
-    else {
-      val end = chain.indexWhere(r => reaches(r.to, to), start)
-      if (end < 0) None else Some(chain.slice(start, end + 1))
-    }
+    if (start < 0 || !startsAtOrBefore(chain(start).from, from)) Nil else chain.drop(start)
   }
 
   /** Forgets ranges wholly at or before `offset` and returns their blocks, for removal. */
-  def dropThrough(offset: KinesisSourceOffset): Seq[BlockRef] = {
+  def dropThrough(offset: KinesisSourceOffset): Seq[BlockRef] = synchronized {
     val dropped = Seq.newBuilder[BlockRef]
     chains.foreach { case (key @ (stream, shard), chain) =>
       offset.position(stream, shard).foreach { committed =>
@@ -54,14 +59,14 @@ final class BufferIndex {
   }
 
   /** Forgets everything and returns all blocks, for removal. */
-  def clear(): Seq[BlockRef] = {
+  def clear(): Seq[BlockRef] = synchronized {
     val all = chains.valuesIterator.flatten.flatMap(_.block).toSeq
     chains.clear()
     all
   }
 
-  def bufferedRecords: Long = chains.valuesIterator.flatten.map(_.records.toLong).sum
-  def bufferedBytes: Long = chains.valuesIterator.flatten.map(_.bytes).sum
+  def bufferedRecords: Long = synchronized(chains.valuesIterator.flatten.map(_.records.toLong).sum)
+  def bufferedBytes: Long = synchronized(chains.valuesIterator.flatten.map(_.bytes).sum)
 
   private def startsAtOrBefore(rangeFrom: ShardPosition, from: ShardPosition): Boolean =
     rangeFrom == from || reaches(from, rangeFrom)

@@ -3,22 +3,21 @@ package io.kinesisspark
 import org.apache.spark.sql.connector.read.InputPartition
 
 import io.kinesisspark.aws.AwsConnection
-import io.kinesisspark.fetch.{FetchLimits, FetchedRange}
+import io.kinesisspark.fetch.FetchLimits
 
 /**
- * One shard's share of a micro-batch: the records in (`from`, `to`], with the prefetched ranges that hold them
- * (empty when they must be read from Kinesis). Tasks prefer the executors that hold the blocks.
+ * One task's share of a micro-batch: one or more shard slices (several when small blocks were coalesced),
+ * read one after the other. The task prefers the executor that holds most of its bytes.
  */
 final case class KinesisInputPartition(
     connection: AwsConnection,
-    stream: String,
-    shardId: String,
-    from: ShardPosition,
-    to: ShardPosition,
-    ranges: Seq[FetchedRange],
+    slices: Seq[ShardSlice],
     limits: FetchLimits,
     failOnDataLoss: Boolean) extends InputPartition {
 
-  override def preferredLocations(): Array[String] =
-    ranges.flatMap(_.block).map(_.location).distinct.toArray
+  override def preferredLocations(): Array[String] = {
+    val bytesByLocation = slices.flatMap(_.ranges).flatMap(r => r.block.map(_.location -> r.bytes))
+      .groupMapReduce(_._1)(_._2)(_ + _)
+    if (bytesByLocation.isEmpty) Array.empty else Array(bytesByLocation.maxBy(_._2)._1)
+  }
 }

@@ -10,6 +10,17 @@ object KinesisOptionKeys {
   val AwsSecretKey = "awsSecretKey"
   val MaxRecordsPerFetch = "maxRecordsPerFetch"
   val FailOnDataLoss = "failOnDataLoss"
+  val MaxFetchRate = "maxFetchRate"
+  val MinFetchPeriod = "minFetchPeriod"
+  val MaxFetchDuration = "maxFetchDuration"
+  val FetchBufferSize = "fetchBufferSize"
+  val ShardsPerTask = "shardsPerTask"
+  val ShardFetchInterval = "shardFetchInterval"
+  val CoalesceThresholdBlockSize = "coalesceThresholdBlockSize"
+  val CoalesceBinSize = "coalesceBinSize"
+  val MaxShardsPerDescribe = "maxShardsPerDescribe"
+  val MaxRecordsPerTrigger = "maxRecordsPerTrigger"
+  val MaxBytesPerTrigger = "maxBytesPerTrigger"
 
   /** Values of these options are secrets: never logged, echoed in errors, or shown in plans. */
   val Secrets: Set[String] = Set(AwsAccessKey, AwsSecretKey).map(_.toLowerCase(java.util.Locale.ROOT))

@@ -13,18 +13,20 @@ object KinesisPartitionReaderFactory extends PartitionReaderFactory {
     new KinesisPartitionReader(partition.asInstanceOf[KinesisInputPartition])
 }
 
-/** Turns the records of one shard range into rows of [[KinesisRecordSchema]]. */
+/** Turns the records of a partition's shard slices, one slice after the other, into rows of [[KinesisRecordSchema]]. */
 final class KinesisPartitionReader(partition: KinesisInputPartition) extends PartitionReader[InternalRow] {
-  private val stream = UTF8String.fromString(partition.stream)
-  private val shardId = UTF8String.fromString(partition.shardId)
-  private val records = new ShardRangeIterator(
-    KinesisClients.api(partition.connection), partition.stream, partition.shardId, partition.from, partition.to,
-    partition.ranges, partition.limits, DataLossPolicy(partition.failOnDataLoss))
+  private val dataLoss = DataLossPolicy(partition.failOnDataLoss)
+  private val rows: Iterator[InternalRow] = partition.slices.iterator.flatMap { slice =>
+    val stream = UTF8String.fromString(slice.stream)
+    val shardId = UTF8String.fromString(slice.shardId)
+    new ShardRangeIterator(KinesisClients.api(partition.connection), slice.stream, slice.shardId, slice.from, slice.to,
+      slice.ranges, partition.limits, dataLoss).map(KinesisRecordSchema.toRow(stream, shardId, _))
+  }
   private var current: InternalRow = _
 
   override def next(): Boolean = {
-    val more = records.hasNext
-    if (more) current = KinesisRecordSchema.toRow(stream, shardId, records.next())
+    val more = rows.hasNext
+    if (more) current = rows.next()
     more
   }
 

@@ -5,7 +5,10 @@ import java.util.Locale
 
 import scala.util.Try
 
+import org.apache.spark.network.util.JavaUtils
+
 import io.kinesisspark.aws.{AwsConnection, AwsCredentialsConfig}
+import io.kinesisspark.fetch.FetchLimits
 import software.amazon.awssdk.regions.providers.DefaultAwsRegionProviderChain
 
 /**
@@ -24,14 +27,53 @@ final case class KinesisSourceOptions(
     connection: AwsConnection,
     initialPosition: InitialPosition,
     maxRecordsPerFetch: Int,
-    failOnDataLoss: Boolean)
+    failOnDataLoss: Boolean,
+    maxFetchRateBytesPerSec: Double,
+    minFetchPeriodMs: Long,
+    maxFetchDurationMs: Long,
+    fetchBufferSizeBytes: Long,
+    shardsPerTask: Int,
+    shardFetchIntervalMs: Long,
+    coalesceThresholdBlockSize: Long,
+    coalesceBinSize: Long,
+    maxShardsPerDescribe: Int,
+    maxRecordsPerTrigger: Option[Long],
+    maxBytesPerTrigger: Option[Long]) {
+
+  /** What one shard's reader may do, from these options. */
+  def fetchLimits: FetchLimits = FetchLimits(
+    maxRecordsPerFetch = maxRecordsPerTrigger.fold(maxRecordsPerFetch)(t => math.min(t, maxRecordsPerFetch.toLong).toInt),
+    minFetchPeriodMs = minFetchPeriodMs,
+    maxRoundMillis = maxFetchDurationMs,
+    maxFetchRateBytesPerSec = maxFetchRateBytesPerSec)
+}
 
 object KinesisSourceOptions {
   import KinesisOptionKeys._
 
+  /** Kinesis' "MB" in its limits is 2^20 bytes. */
+  val MiB: Double = 1024 * 1024
+  val DefaultMaxFetchRateMBs = 1.0
+  /** Kinesis serves each shard at most 2 MB/s. */
+  val MaxFetchRateMBs = 2.0
+  /** Kinesis allows 5 GetRecords calls per second per shard. */
+  val MinFetchPeriodMs = 200L
+  /** ListShards pages hold at most 10,000 shards. */
+  val MaxShardsPerDescribeLimit = 10000
+
   /** GetRecords returns at most 10,000 records per call. */
   val MaxRecordsPerFetchLimit = 10000
+
+  // Defaults: those of the Databricks connector.
   val DefaultMaxRecordsPerFetch = 10000
+  val DefaultMinFetchPeriodMs = 400L
+  val DefaultMaxFetchDurationMs = 10000L
+  val DefaultFetchBufferSizeBytes: Long = 20L << 30
+  val DefaultShardsPerTask = 5
+  val DefaultShardFetchIntervalMs = 1000L
+  val DefaultCoalesceThresholdBlockSize = 10000000L
+  val DefaultCoalesceBinSize = 128000000L
+  val DefaultMaxShardsPerDescribe = 100
 
   /** @param options user options; keys are matched case-insensitively. */
   def parse(options: Map[String, String]): KinesisSourceOptions = {
@@ -70,7 +112,25 @@ object KinesisSourceOptions {
         .getOrElse(io.kinesisspark.InitialPosition.Latest),
       maxRecordsPerFetch = get(MaxRecordsPerFetch).map(parseInt(MaxRecordsPerFetch, _, 1, MaxRecordsPerFetchLimit))
         .getOrElse(DefaultMaxRecordsPerFetch),
-      failOnDataLoss = get(FailOnDataLoss).map(parseBoolean(FailOnDataLoss, _)).getOrElse(true))
+      failOnDataLoss = get(FailOnDataLoss).map(parseBoolean(FailOnDataLoss, _)).getOrElse(true),
+      maxFetchRateBytesPerSec = MiB * get(MaxFetchRate).map(parseDouble(MaxFetchRate, _, 0.0, MaxFetchRateMBs))
+        .getOrElse(DefaultMaxFetchRateMBs),
+      minFetchPeriodMs = get(MinFetchPeriod).map(parseDuration(MinFetchPeriod, _, MinFetchPeriodMs))
+        .getOrElse(DefaultMinFetchPeriodMs),
+      maxFetchDurationMs = get(MaxFetchDuration).map(parseDuration(MaxFetchDuration, _, 1L))
+        .getOrElse(DefaultMaxFetchDurationMs),
+      fetchBufferSizeBytes = get(FetchBufferSize).map(parseBytes(FetchBufferSize, _)).getOrElse(DefaultFetchBufferSizeBytes),
+      shardsPerTask = get(ShardsPerTask).map(parseInt(ShardsPerTask, _, 1, Int.MaxValue)).getOrElse(DefaultShardsPerTask),
+      shardFetchIntervalMs = get(ShardFetchInterval).map(parseDuration(ShardFetchInterval, _, 1L))
+        .getOrElse(DefaultShardFetchIntervalMs),
+      coalesceThresholdBlockSize = get(CoalesceThresholdBlockSize)
+        .map(parseLong(CoalesceThresholdBlockSize, _, 1L, Long.MaxValue)).getOrElse(DefaultCoalesceThresholdBlockSize),
+      coalesceBinSize = get(CoalesceBinSize).map(parseLong(CoalesceBinSize, _, 1L, Long.MaxValue))
+        .getOrElse(DefaultCoalesceBinSize),
+      maxShardsPerDescribe = get(MaxShardsPerDescribe)
+        .map(parseInt(MaxShardsPerDescribe, _, 1, MaxShardsPerDescribeLimit)).getOrElse(DefaultMaxShardsPerDescribe),
+      maxRecordsPerTrigger = get(MaxRecordsPerTrigger).map(parseLong(MaxRecordsPerTrigger, _, 1L, Long.MaxValue)),
+      maxBytesPerTrigger = get(MaxBytesPerTrigger).map(parseBytes(MaxBytesPerTrigger, _)))
   }
 
   private val StreamNamePattern = "[a-zA-Z0-9_.-]{1,128}".r
@@ -97,12 +157,39 @@ object KinesisSourceOptions {
     case _                      => None
   }
 
-  private[kinesisspark] def parseInt(option: String, value: String, min: Int, max: Int): Int = {
-    val accepted = s"an integer from $min to $max"
-    val n = Try(value.trim.replace(",", "").replace("_", "").toInt)
+  private[kinesisspark] def parseInt(option: String, value: String, min: Int, max: Int): Int =
+    parseLong(option, value, min.toLong, max.toLong).toInt
+
+  private[kinesisspark] def parseLong(option: String, value: String, min: Long, max: Long): Long = {
+    val accepted = if (max == Long.MaxValue || max == Int.MaxValue) s"an integer of at least $min" else s"an integer from $min to $max"
+    val n = Try(value.trim.replace(",", "").replace("_", "").toLong)
       .getOrElse(throw KinesisErrors.invalidOption(option, value, accepted))
     if (n < min || n > max) throw KinesisErrors.invalidOption(option, value, accepted)
     n
+  }
+
+  /** A decimal in (`exclusiveMin`, `max`]. */
+  private def parseDouble(option: String, value: String, exclusiveMin: Double, max: Double): Double = {
+    val accepted = s"a decimal number greater than $exclusiveMin and at most $max"
+    val n = Try(value.trim.toDouble).filter(d => !d.isNaN).getOrElse(throw KinesisErrors.invalidOption(option, value, accepted))
+    if (n <= exclusiveMin || n > max) throw KinesisErrors.invalidOption(option, value, accepted)
+    n
+  }
+
+  /** A duration string as Spark accepts it ("210ms", "1s", "2m", "1h"); a bare number means milliseconds. */
+  private def parseDuration(option: String, value: String, minMs: Long): Long = {
+    val accepted = s"a duration such as '${math.max(minMs, 1)}ms', '1s' or '2m', of at least ${minMs}ms"
+    val ms = Try(JavaUtils.timeStringAsMs(value.trim)).getOrElse(throw KinesisErrors.invalidOption(option, value, accepted))
+    if (ms < minMs) throw KinesisErrors.invalidOption(option, value, accepted)
+    ms
+  }
+
+  /** A byte size as Spark accepts it ("10mb", "2gb", "512k"); a bare number means bytes. */
+  private def parseBytes(option: String, value: String): Long = {
+    val accepted = "a positive byte size such as '10mb' or '2gb'"
+    val bytes = Try(JavaUtils.byteStringAsBytes(value.trim)).getOrElse(throw KinesisErrors.invalidOption(option, value, accepted))
+    if (bytes <= 0) throw KinesisErrors.invalidOption(option, value, accepted)
+    bytes
   }
 
   private[kinesisspark] def parseBoolean(option: String, value: String): Boolean =

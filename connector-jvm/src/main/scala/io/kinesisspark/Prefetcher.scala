@@ -1,41 +1,206 @@
 package io.kinesisspark
 
+import java.time.Clock
 import java.util.concurrent.atomic.AtomicLong
 
-import org.apache.spark.SparkContext
+import scala.collection.mutable
+import scala.util.control.NonFatal
 
-import io.kinesisspark.aws.KinesisClients
-import io.kinesisspark.fetch.{FetchLimits, FetchedRange, ShardFetchTask, ShardFetcher}
+import org.apache.spark.SparkContext
+import org.apache.spark.kinesisspark.BlockStoreBridge
+import org.slf4j.LoggerFactory
+
+import io.kinesisspark.ShardPosition.TrimHorizon
+import io.kinesisspark.aws.{KinesisApi, KinesisClients}
+import io.kinesisspark.fetch._
 
 /**
- * Runs fetch rounds: one Spark job whose tasks each fetch up to `shardsPerTask` shards on an executor and leave
- * the records there as blocks; only [[FetchedRange]] metadata comes back to the driver.
+ * The driver's background prefetcher. A daemon thread runs fetch rounds back to back: each round is one Spark
+ * job whose tasks fetch `shardsPerTask` shards each, on the executor that fetched them last (so readers keep their
+ * iterators and rate limits), and leave the records there as blocks. The blocks' metadata goes into the
+ * [[BufferIndex]]; the stream exposes it as batch ends.
  *
- * In this first cut a round runs synchronously when the stream is asked for its latest offset; the background
- * pipeline builds on the same round.
+ * It pauses while the buffer holds `fetchBufferSize` bytes or more, lists shards every `shardFetchInterval`, and
+ * fetches a child shard as soon as its parents have been fetched to their end (the stream still exposes the
+ * child only after the parents' batches). The first failure stops it and is rethrown to the query.
  */
-final class Prefetcher(sc: SparkContext, streamId: Int, shardsPerTask: Int = Prefetcher.DefaultShardsPerTask) {
-  private val nextBlock = new AtomicLong(0)
+final class Prefetcher(
+    sc: SparkContext,
+    options: KinesisSourceOptions,
+    streamId: Int,
+    clock: Clock = Clock.systemUTC()) {
 
-  /** Fetches each (stream, shard, from) once and returns what was read, in no particular order. */
-  def fetch(connection: io.kinesisspark.aws.AwsConnection, limits: FetchLimits,
-            shards: Seq[(String, String, ShardPosition)]): Seq[FetchedRange] = {
-    if (shards.isEmpty) return Nil
-    val tasks = shards.map { case (stream, shard, from) =>
-      ShardFetchTask(connection, stream, shard, from, limits, streamId, nextBlock.getAndIncrement())
+  import Prefetcher._
+
+  private val api: KinesisApi = KinesisClients.api(options.connection)
+  private val limits = options.fetchLimits
+  private val nextOrder = new AtomicLong(0)
+  private val jobGroup = s"kinesis-spark-prefetch-$streamId"
+  val buffer = new BufferIndex
+
+  // Guarded by `this`.
+  private val base = mutable.Map.empty[(String, String), ShardPosition]
+  private val graphs = mutable.Map.empty[String, ShardGraph]
+  private val stats = mutable.Map.empty[(String, String), ShardStats]
+  private var lastListMillis = Long.MinValue
+  private var failure: Option[Throwable] = None
+  private var rounds = 0L
+  @volatile private var stopped = false
+  private var thread: Thread = _
+
+  /** Starts prefetching from `start` (idempotent: later calls only add shards `start` knows and we do not). */
+  def start(start: KinesisSourceOffset): Unit = synchronized {
+    for ((stream, shards) <- start.streams; (shard, pos) <- shards) base.getOrElseUpdate((stream, shard), pos)
+    if (thread == null) {
+      thread = new Thread(() => run(), s"kinesis-spark-prefetcher-$streamId")
+      thread.setDaemon(true)
+      thread.start()
     }
-    val groups = tasks.grouped(shardsPerTask).toSeq
-    sc.setJobDescription(s"kinesis-spark prefetch: ${tasks.size} shard(s)")
+  }
+
+  /** The shard graph of a stream as last listed (empty before the first listing). */
+  def graph(stream: String): ShardGraph = synchronized(graphs.getOrElse(stream, ShardGraph(Nil)))
+
+  /** Every shard known to the prefetcher with the furthest position fetched (or where fetching starts). */
+  def positions: Map[(String, String), ShardPosition] = synchronized {
+    base.keys.map(k => k -> buffer.end(k._1, k._2).getOrElse(base(k))).toMap
+  }
+
+  /** Per shard: the latest fetch statistics. */
+  def shardStats: Map[(String, String), ShardStats] = synchronized(stats.toMap)
+
+  def completedRounds: Long = synchronized(rounds)
+
+  /** Rethrows the prefetcher's failure, if it failed. */
+  def checkFailure(): Unit = synchronized(failure.foreach(e => throw e))
+
+  /** A batch committed through `end`: fetching continues from there for shards with nothing buffered. */
+  def committed(end: KinesisSourceOffset): Seq[BlockRef] = synchronized {
+    for ((stream, shards) <- end.streams; (shard, pos) <- shards) base((stream, shard)) = pos
+    buffer.dropThrough(end)
+  }
+
+  /** Waits until a round completes after `round`, or `timeoutMs` passes. */
+  def awaitRoundAfter(round: Long, timeoutMs: Long): Unit = synchronized {
+    val deadline = clock.millis() + timeoutMs
+    while (rounds <= round && failure.isEmpty && !stopped && clock.millis() < deadline) {
+      wait(math.max(1L, deadline - clock.millis()))
+    }
+  }
+
+  /** Stops the thread, cancels a running round, and drops every block and cached reader of this stream. */
+  def stop(): Unit = {
+    stopped = true
+    sc.cancelJobGroup(jobGroup)
+    val t = synchronized { notifyAll(); thread }
+    if (t != null) { t.interrupt(); t.join(StopWaitMillis) }
+    buffer.clear()
+    BlockStoreBridge.removeAll(streamId)
+  }
+
+  private def run(): Unit = {
     try {
-      sc.parallelize(groups, groups.size)
-        .mapPartitions(_.flatMap(_.map(t => ShardFetcher.fetch(t, KinesisClients.api(t.connection)))))
+      while (!stopped) {
+        val fetchedAnything = runRound()
+        // An idle or throttled stream: do not launch empty jobs back to back.
+        if (!fetchedAnything && !stopped) synchronized(wait(limits.minFetchPeriodMs))
+      }
+    } catch {
+      case _: InterruptedException if stopped => ()
+      case NonFatal(e) if stopped => log.debug("prefetch round ended by stop", e)
+      case NonFatal(e) =>
+        log.error(s"Kinesis prefetching stopped: ${e.getMessage}", e)
+        synchronized { failure = Some(e); notifyAll() }
+    }
+  }
+
+  /** One round; returns whether any records (or shard ends) were fetched. */
+  private def runRound(): Boolean = {
+    refreshShards()
+    if (buffer.bufferedBytes >= options.fetchBufferSizeBytes) {
+      synchronized { rounds += 1; notifyAll(); wait(limits.minFetchPeriodMs) }
+      return false
+    }
+    val orders = synchronized {
+      val known = base.keys.map(k => k -> buffer.end(k._1, k._2).getOrElse(base(k))).toMap
+      options.streams.flatMap { stream =>
+        val graph = graphs.getOrElse(stream, ShardGraph(Nil))
+        val positions = known.collect { case ((s, shard), pos) if s == stream => shard -> pos }
+        graph.readable(positions).map(s => ShardFetchOrder(stream, s.shardId, positions(s.shardId), nextOrder.getAndIncrement()))
+      }
+    }
+    val roundStart = clock.millis()
+    val results = if (orders.isEmpty) Nil else runJob(orders)
+    synchronized {
+      results.foreach { r =>
+        r.ranges.foreach(buffer.append)
+        val previous = stats.get((r.stream, r.shardId))
+        stats((r.stream, r.shardId)) = ShardStats(
+          millisBehindLatest = r.millisBehindLatest.orElse(previous.flatMap(_.millisBehindLatest)),
+          caughtUpAtRoundStart = if (r.caughtUp) Some(roundStart) else previous.flatMap(_.caughtUpAtRoundStart),
+          location = Some(r.location),
+          calls = previous.map(_.calls).getOrElse(0L) + r.calls,
+          throttles = previous.map(_.throttles).getOrElse(0L) + r.throttles,
+          callMillis = previous.map(_.callMillis).getOrElse(0L) + r.callMillis,
+          lastRoundCalls = r.calls,
+          lastRoundCallMillis = r.callMillis)
+      }
+      rounds += 1
+      notifyAll()
+    }
+    results.exists(_.ranges.nonEmpty)
+  }
+
+  /** Lists shards every `shardFetchInterval`; new shards start at TRIM_HORIZON (they appeared after the start). */
+  private def refreshShards(): Unit = {
+    if (lastListMillis != Long.MinValue && clock.millis() - lastListMillis < options.shardFetchIntervalMs) return
+    val listed = options.streams.map(s => s -> ShardGraph(api.listShards(s, options.maxShardsPerDescribe)))
+    lastListMillis = clock.millis()
+    synchronized {
+      listed.foreach { case (stream, graph) =>
+        graphs(stream) = graph
+        graph.shards.foreach(s => base.getOrElseUpdate((stream, s.shardId), TrimHorizon))
+      }
+    }
+  }
+
+  /** One Spark job; tasks go to the executor that last fetched their first shard. */
+  private def runJob(orders: Seq[ShardFetchOrder]): Seq[ShardFetchResult] = {
+    val located = synchronized {
+      orders.sortBy(o => (stats.get((o.stream, o.shardId)).flatMap(_.location).getOrElse(""), o.stream, o.shardId))
+        .grouped(options.shardsPerTask).toSeq
+        .map { group =>
+          val location = stats.get((group.head.stream, group.head.shardId)).flatMap(_.location).toSeq
+          (ShardFetchTask(options.connection, limits, streamId, group), location)
+        }
+    }
+    sc.setJobGroup(jobGroup, s"kinesis-spark prefetch: ${orders.size} shard(s) of ${options.streams.mkString(",")}",
+      interruptOnCancel = true)
+    try {
+      sc.makeRDD(located)
+        .mapPartitions(_.flatMap(task => ShardFetcher.fetch(task, KinesisClients.api(task.connection))))
         .collect()
         .toSeq
-    } finally sc.setJobDescription(null)
+    } finally sc.clearJobGroup()
   }
 }
 
 object Prefetcher {
-  /** The Databricks default of `shardsPerTask`. */
-  val DefaultShardsPerTask = 5
+  private val log = LoggerFactory.getLogger(classOf[Prefetcher])
+  private val StopWaitMillis = 10000L
 }
+
+/**
+ * What the prefetcher knows about one shard's fetching.
+ *
+ * @param caughtUpAtRoundStart the start time of the latest round in which the shard was read up to its tip
+ */
+final case class ShardStats(
+    millisBehindLatest: Option[Long],
+    caughtUpAtRoundStart: Option[Long],
+    location: Option[String],
+    calls: Long,
+    throttles: Long,
+    callMillis: Long,
+    lastRoundCalls: Long,
+    lastRoundCallMillis: Long)

@@ -11,6 +11,10 @@ import io.kinesisspark.aws.ShardInfo
  */
 final case class ShardGraph(shards: Seq[ShardInfo]) {
   private val listed: Set[String] = shards.iterator.map(_.shardId).toSet
+  private val parents: Map[String, Seq[String]] = shards.iterator.map(s => s.shardId -> s.parentShardIds).toMap
+
+  /** The listed parents of a shard (parents that aged out of the stream are not listed). */
+  def parentsOf(shardId: String): Seq[String] = parents.getOrElse(shardId, Nil).filter(listed)
 
   /**
    * The shards to read now, given each shard's position (`positions` must hold every listed shard).

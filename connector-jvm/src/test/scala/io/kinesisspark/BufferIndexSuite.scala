@@ -7,7 +7,7 @@ import io.kinesisspark.fetch.{BlockRef, FetchedRange}
 
 class BufferIndexSuite extends AnyFunSuite {
   private def range(from: ShardPosition, to: ShardPosition, id: Long): FetchedRange =
-    FetchedRange("s", "shard-0", from, to, Some(BlockRef(1, id, "executor_host_0")), records = 10, bytes = 100, 0L)
+    FetchedRange("s", "shard-0", from, to, Some(BlockRef(1, id, "executor_host_0")), records = 10, bytes = 100)
 
   private val r1 = range(TrimHorizon, AfterRecord("10"), 1)
   private val r2 = range(AfterRecord("10"), AfterRecord("20"), 2)
@@ -53,7 +53,7 @@ class BufferIndexSuite extends AnyFunSuite {
   }
 
   test("ranges that read nothing are not kept") {
-    val b = index(FetchedRange("s", "shard-0", AfterRecord("5"), AfterRecord("5"), None, 0, 0, 0L))
+    val b = index(FetchedRange("s", "shard-0", AfterRecord("5"), AfterRecord("5"), None, 0, 0L))
     assert(b.end("s", "shard-0").isEmpty)
   }
 }

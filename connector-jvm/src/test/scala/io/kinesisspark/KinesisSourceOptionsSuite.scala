@@ -19,6 +19,24 @@ class KinesisSourceOptionsSuite extends AnyFunSuite {
     assert(o.maxRecordsPerFetch == 10000)
     assert(o.failOnDataLoss)
     assert(o.connection.credentials == AwsCredentialsConfig.DefaultChain)
+    assert(o.maxFetchRateBytesPerSec == 1024 * 1024)
+    assert(o.minFetchPeriodMs == 400 && o.maxFetchDurationMs == 10000 && o.shardFetchIntervalMs == 1000)
+    assert(o.fetchBufferSizeBytes == (20L << 30) && o.shardsPerTask == 5 && o.maxShardsPerDescribe == 100)
+    assert(o.coalesceThresholdBlockSize == 10000000L && o.coalesceBinSize == 128000000L)
+    assert(o.maxRecordsPerTrigger.isEmpty && o.maxBytesPerTrigger.isEmpty)
+  }
+
+  test("durations and byte sizes take the guide's string forms") {
+    val o = KinesisSourceOptions.parse(base ++ Map("minFetchPeriod" -> "210ms", "maxFetchDuration" -> "2m",
+      "shardFetchInterval" -> "1s", "fetchBufferSize" -> "10mb", "maxBytesPerTrigger" -> "2gb", "maxFetchRate" -> "2.0",
+      "maxRecordsPerTrigger" -> "500", "shardsPerTask" -> "2", "maxShardsPerDescribe" -> "10000",
+      "coalesceThresholdBlockSize" -> "1,000", "coalesceBinSize" -> "5000"))
+    assert(o.minFetchPeriodMs == 210 && o.maxFetchDurationMs == 120000 && o.shardFetchIntervalMs == 1000)
+    assert(o.fetchBufferSizeBytes == 10L * 1024 * 1024 && o.maxBytesPerTrigger.contains(2L << 30))
+    assert(o.maxFetchRateBytesPerSec == 2 * 1024 * 1024 && o.maxRecordsPerTrigger.contains(500L))
+    assert(o.shardsPerTask == 2 && o.maxShardsPerDescribe == 10000)
+    assert(o.coalesceThresholdBlockSize == 1000 && o.coalesceBinSize == 5000)
+    assert(o.fetchLimits.maxRecordsPerFetch == 500) // a call never asks for more than a trigger may take
   }
 
   test("option names are case-insensitive and values are typed") {
@@ -64,7 +82,22 @@ class KinesisSourceOptionsSuite extends AnyFunSuite {
     ("maxRecordsPerFetch", "0", "an integer from 1 to 10000"),
     ("maxRecordsPerFetch", "10001", "an integer from 1 to 10000"),
     ("maxRecordsPerFetch", "ten", "an integer from 1 to 10000"),
-    ("failOnDataLoss", "yes", "'true' or 'false'"))
+    ("failOnDataLoss", "yes", "'true' or 'false'"),
+    ("maxFetchRate", "2.5", "at most 2.0"),
+    ("maxFetchRate", "0", "greater than 0.0"),
+    ("maxFetchRate", "fast", "a decimal number"),
+    ("minFetchPeriod", "100ms", "at least 200ms"),
+    ("minFetchPeriod", "soon", "a duration such as"),
+    ("maxFetchDuration", "0ms", "at least 1ms"),
+    ("shardFetchInterval", "1 fortnight", "a duration such as"),
+    ("fetchBufferSize", "lots", "a positive byte size"),
+    ("fetchBufferSize", "0", "a positive byte size"),
+    ("shardsPerTask", "0", "an integer of at least 1"),
+    ("maxShardsPerDescribe", "10001", "an integer from 1 to 10000"),
+    ("coalesceThresholdBlockSize", "-5", "an integer of at least 1"),
+    ("coalesceBinSize", "big", "an integer of at least 1"),
+    ("maxRecordsPerTrigger", "0", "an integer of at least 1"),
+    ("maxBytesPerTrigger", "-1", "a positive byte size"))
 
   badValues.foreach { case (option, value, accepted) =>
     test(s"rejects $option = $value") {

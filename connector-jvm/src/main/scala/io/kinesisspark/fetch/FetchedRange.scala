@@ -6,9 +6,10 @@ import io.kinesisspark.ShardPosition
 final case class BlockRef(streamId: Int, uniqueId: Long, location: String)
 
 /**
- * What one fetch round read from one shard: the records in (`from`, `to`], held in `block` (absent when the
- * round read no records but found the shard's end). `to` is the last record read, or `Finished` when the round
- * reached SHARD_END. This metadata is all the driver keeps; the records stay on the executor.
+ * The records of one shard in (`from`, `to`], held in `block` (absent when the range holds no records and only
+ * marks the shard's end, or when the block could not be stored, in which case readers go to Kinesis). `to` is the
+ * last record read, or `Finished` when reading reached SHARD_END. This metadata is all the driver keeps; the
+ * records stay on the executor.
  */
 final case class FetchedRange(
     stream: String,
@@ -17,5 +18,4 @@ final case class FetchedRange(
     to: ShardPosition,
     block: Option[BlockRef],
     records: Int,
-    bytes: Long,
-    millisBehindLatest: Long)
+    bytes: Long)

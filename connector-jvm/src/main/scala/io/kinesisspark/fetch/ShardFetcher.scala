@@ -2,40 +2,78 @@ package io.kinesisspark.fetch
 
 import java.time.Clock
 
+import org.apache.spark.TaskContext
 import org.apache.spark.kinesisspark.BlockStoreBridge
 
 import io.kinesisspark.ShardPosition.Finished
 import io.kinesisspark.aws.KinesisApi
 
 /**
- * Runs on an executor: reads one shard from the task's position until it is caught up with the tip, reaches
- * its end, or hits the round's time or byte limit, and stores the records as one block in the local
- * BlockManager.
+ * Runs on an executor: reads the shards of one task, interleaved (always the shard whose reader may call
+ * soonest), until each is caught up with its tip, has ended, or has read `maxRoundBytes`, or the round has run
+ * `maxRoundMillis`. Each GetRecords response that returned records becomes one block in the local BlockManager.
  */
 object ShardFetcher {
 
-  def fetch(task: ShardFetchTask, api: KinesisApi, clock: Clock = Clock.systemUTC()): FetchedRange = {
-    val reader = new ShardReader(api, task.stream, task.shardId, task.from, task.limits, clock)
-    val records = Vector.newBuilder[KinesisRecord]
+  def fetch(task: ShardFetchTask, api: KinesisApi, clock: Clock = Clock.systemUTC()): Seq[ShardFetchResult] = {
+    val attempt = Option(TaskContext.get()).map(_.attemptNumber()).getOrElse(0)
     val started = clock.millis()
-    var bytes = 0L
-    var count = 0
-    var lag = 0L
-    var done = false
-    while (!done) {
-      val batch = reader.next()
-      records ++= batch.records
-      count += batch.records.size
-      bytes += batch.records.iterator.map(_.sizeInBytes).sum
-      lag = batch.millisBehindLatest
-      done = batch.caughtUp || bytes >= task.limits.maxRoundBytes ||
-        clock.millis() - started >= task.limits.maxRoundMillis
+    val states = task.orders.map { order =>
+      val reader = ShardReaderCache.acquire(task.streamId, order.stream, order.shardId, order.from) {
+        new ShardReader(api, order.stream, order.shardId, order.from, task.limits, clock)
+      }
+      new ShardState(order, reader, reader.calls, reader.throttles, reader.callMillis)
     }
-    val block =
-      if (count == 0) None
-      else BlockStoreBridge.put(task.streamId, task.uniqueId, RecordBlockCodec.encode(records.result()))
-        .map(BlockRef(task.streamId, task.uniqueId, _))
-    val to = if (reader.ended) Finished else reader.position
-    FetchedRange(task.stream, task.shardId, task.from, to, block, count, bytes, lag)
+    try {
+      val deadline = started + task.limits.maxRoundMillis
+      var active = states
+      // A shard whose next call may only come after the deadline (spacing, byte budget, throttling back-off)
+      // waits for the next round instead of holding this one up.
+      while (active.nonEmpty && active.exists(_.reader.readyAt < deadline)) {
+        val state = active.minBy(_.reader.readyAt)
+        val batch = state.reader.next()
+        state.record(batch, task, attempt)
+        active = active.filterNot(_.done(task.limits))
+      }
+    } finally states.foreach(s => ShardReaderCache.release(task.streamId, s.reader))
+    val location = BlockStoreBridge.location
+    states.map(_.result(location))
+  }
+
+  private final class ShardState(order: ShardFetchOrder, val reader: ShardReader,
+                                 calls0: Long, throttles0: Long, callMillis0: Long) {
+    private val ranges = Vector.newBuilder[FetchedRange]
+    private var position = order.from
+    private var bytes = 0L
+    private var caughtUp = false
+    private var lag: Option[Long] = None
+    private var blocks = 0
+
+    def record(batch: ShardReadBatch, task: ShardFetchTask, attempt: Int): Unit = {
+      if (batch ne ShardReadBatch.Throttled) {
+        caughtUp = batch.caughtUp
+        lag = Some(batch.millisBehindLatest)
+      }
+      val to = if (batch.ended) Finished else reader.position
+      if (batch.records.nonEmpty) {
+        // Attempt and counter in the id: a retried task never reuses a block id holding other records.
+        val uniqueId = (order.orderId << 24) | (attempt.toLong << 20) | blocks
+        blocks += 1
+        val recordBytes = batch.records.iterator.map(_.sizeInBytes).sum
+        val block = BlockStoreBridge.put(task.streamId, uniqueId, RecordBlockCodec.encode(batch.records))
+          .map(BlockRef(task.streamId, uniqueId, _))
+        ranges += FetchedRange(order.stream, order.shardId, position, to, block, batch.records.size, recordBytes)
+        bytes += recordBytes
+      } else if (batch.ended) {
+        ranges += FetchedRange(order.stream, order.shardId, position, Finished, None, 0, 0L)
+      }
+      position = to
+    }
+
+    def done(limits: FetchLimits): Boolean = reader.ended || caughtUp || bytes >= limits.maxRoundBytes
+
+    def result(location: String): ShardFetchResult = ShardFetchResult(
+      order.stream, order.shardId, ranges.result(), caughtUp || reader.ended, lag,
+      reader.calls - calls0, reader.throttles - throttles0, reader.callMillis - callMillis0, location)
   }
 }

@@ -2,19 +2,27 @@ package io.kinesisspark.fetch
 
 import java.time.Clock
 
+import scala.util.Random
 
-import software.amazon.awssdk.services.kinesis.model.ExpiredIteratorException
+import org.slf4j.LoggerFactory
+import software.amazon.awssdk.core.exception.SdkClientException
+import software.amazon.awssdk.services.kinesis.model.{ExpiredIteratorException, KinesisException, LimitExceededException, ProvisionedThroughputExceededException}
 
 import io.kinesisspark.ShardPosition
 import io.kinesisspark.ShardPosition.Finished
 import io.kinesisspark.aws.KinesisApi
 
 /**
- * Reads one shard forward from a position, one GetRecords call per [[next]], never faster than one call per
- * `minFetchPeriodMs`. Used both to prefetch and to re-read a range whose blocks are gone, so both see exactly the
- * same records.
+ * Reads one shard forward from a position, one GetRecords call per [[next]], within the shard's limits:
+ *  - at most one call per `minFetchPeriodMs`;
+ *  - a byte budget of `maxFetchRateBytesPerSec`: after a response of n bytes the next call waits n / rate;
+ *  - after a response of 10 MB or more, 5 seconds (Kinesis throttles calls in that window anyway);
+ *  - on ProvisionedThroughputExceeded: halve the records asked for, sleep 5 s (with jitter), then recover by a
+ *    tenth of `maxRecordsPerFetch` per successful call;
+ *  - transient errors (network, 5xx) are retried with jittered exponential backoff, a bounded number of times.
  *
- * It keeps its own position, so an expired iterator is replaced from the last record read, and records at or
+ * Used both to prefetch and to re-read a range whose blocks are gone, so both see exactly the same records. It
+ * keeps its own position, so an expired iterator is replaced from the last record read, and records at or
  * before the start position (sub-records of an aggregate already read) are skipped.
  *
  * {{{
@@ -29,14 +37,24 @@ final class ShardReader(
     start: ShardPosition,
     limits: FetchLimits,
     clock: Clock = Clock.systemUTC(),
-    sleep: Long => Unit = Thread.sleep) {
+    sleep: Long => Unit = Thread.sleep,
+    random: Random = new Random()) {
+
+  import ShardReader._
 
   require(start != Finished, s"shard $shardId is finished")
 
   private var iterator: Option[String] = None
-  private var lastCallMillis = Long.MinValue
+  private var _readyAt = Long.MinValue
   private var _position: ShardPosition = start
   private var _ended = false
+  private var recordsPerCall = limits.maxRecordsPerFetch
+  private var transientFailures = 0
+
+  /** Counters since this reader was made; read by the fetcher for metrics. */
+  var calls = 0L
+  var throttles = 0L
+  var callMillis = 0L
 
   /** The last record returned, or the start position if none yet. */
   def position: ShardPosition = _position
@@ -44,28 +62,64 @@ final class ShardReader(
   /** Whether the shard is closed and fully read (GetRecords returned no next iterator). */
   def ended: Boolean = _ended
 
-  /** One GetRecords call (after waiting out `minFetchPeriodMs`). */
+  /** The earliest time (clock millis) the next call may be made. */
+  def readyAt: Long = _readyAt
+
+  /** Records asked for per call now (lower than `maxRecordsPerFetch` while recovering from throttling). */
+  def currentRecordsPerCall: Int = recordsPerCall
+
+  /**
+   * One GetRecords call, after waiting until [[readyAt]]. A throttled or failed call returns an empty batch
+   * that is not caught up; the next call waits out the back-off.
+   */
   def next(): ShardReadBatch = {
     require(!_ended, s"shard $shardId of stream '$stream' was already read to its end")
-    val wait = lastCallMillis + limits.minFetchPeriodMs - clock.millis()
-    if (lastCallMillis != Long.MinValue && wait > 0) sleep(wait)
-    lastCallMillis = clock.millis()
+    val now = clock.millis()
+    if (_readyAt > now) sleep(_readyAt - now)
+    val started = clock.millis()
+    calls += 1
+    try {
+      val result =
+        try api.getRecords(stream, currentIterator(), recordsPerCall)
+        catch {
+          case _: ExpiredIteratorException =>
+            iterator = None // iterators live 5 minutes; start a new one from where we are
+            api.getRecords(stream, currentIterator(), recordsPerCall)
+        }
+      val finished = clock.millis()
+      callMillis += finished - started
+      transientFailures = 0
+      recordsPerCall = math.min(limits.maxRecordsPerFetch, recordsPerCall + math.max(1, limits.maxRecordsPerFetch / 10))
 
-    val result =
-      try api.getRecords(stream, currentIterator(), limits.maxRecordsPerFetch)
-      catch {
-        case _: ExpiredIteratorException =>
-          iterator = None // iterators live 5 minutes; start a new one from where we are
-          api.getRecords(stream, currentIterator(), limits.maxRecordsPerFetch)
-      }
-    val records = result.records.iterator
-      .map(r => KinesisRecord(r.partitionKey, r.data, r.sequenceNumber, None, r.approximateArrivalMillis))
-      .filter(r => ShardPosition.isAfter(r.position, _position))
-      .toVector
-    records.lastOption.foreach(r => _position = r.position)
-    iterator = result.nextIterator
-    _ended = result.nextIterator.isEmpty
-    ShardReadBatch(records, result.millisBehindLatest, _ended)
+      val bytes = result.records.iterator.map(_.data.length.toLong).sum
+      val byteBudgetMs = if (limits.maxFetchRateBytesPerSec.isInfinite) 0L else (bytes * 1000 / limits.maxFetchRateBytesPerSec).toLong
+      val penaltyMs = if (bytes >= LargeResponseBytes) LargeResponsePenaltyMs else 0L
+      _readyAt = started + math.max(limits.minFetchPeriodMs, math.max(byteBudgetMs, penaltyMs))
+
+      val records = result.records.iterator
+        .map(r => KinesisRecord(r.partitionKey, r.data, r.sequenceNumber, None, r.approximateArrivalMillis))
+        .filter(r => ShardPosition.isAfter(r.position, _position))
+        .toVector
+      records.lastOption.foreach(r => _position = r.position)
+      iterator = result.nextIterator
+      _ended = result.nextIterator.isEmpty
+      ShardReadBatch(records, result.millisBehindLatest, _ended, bytes)
+    } catch {
+      case _: ProvisionedThroughputExceededException | _: LimitExceededException =>
+        throttles += 1
+        recordsPerCall = math.max(1, recordsPerCall / 2)
+        log.warn(s"Hit rate limit. Sleeping for 5 seconds. (stream '$stream', $shardId; now asking for " +
+          s"$recordsPerCall records per call)")
+        _readyAt = clock.millis() + ThrottleSleepMs + random.nextInt(ThrottleJitterMs)
+        ShardReadBatch.Throttled
+      case e: Exception if isTransient(e) && transientFailures < MaxTransientFailures =>
+        transientFailures += 1
+        val backoff = math.min(MaxBackoffMs, BaseBackoffMs << transientFailures)
+        log.warn(s"GetRecords on stream '$stream', $shardId failed (${e.getClass.getSimpleName}: ${e.getMessage}); " +
+          s"retry $transientFailures of $MaxTransientFailures in about ${backoff}ms")
+        _readyAt = clock.millis() + backoff / 2 + random.nextInt((backoff / 2).toInt + 1)
+        ShardReadBatch.Throttled
+    }
   }
 
   private def currentIterator(): String = iterator.getOrElse {
@@ -75,7 +129,30 @@ final class ShardReader(
   }
 }
 
+object ShardReader {
+  private val log = LoggerFactory.getLogger(classOf[ShardReader])
+  /** Kinesis throttles the 5 seconds after a response of 10 MB or more. */
+  val LargeResponseBytes: Long = 10L * 1024 * 1024
+  val LargeResponsePenaltyMs = 5000L
+  val ThrottleSleepMs = 5000L
+  val ThrottleJitterMs = 1000
+  private val MaxTransientFailures = 8
+  private val BaseBackoffMs = 250L
+  private val MaxBackoffMs = 20000L
+
+  private def isTransient(e: Exception): Boolean = e match {
+    case k: KinesisException     => k.statusCode() >= 500
+    case _: SdkClientException   => true // connection refused, reset, timeouts
+    case _                       => false
+  }
+}
+
 /** What one GetRecords call gave: records after the reader's previous position, lag, and whether the shard ended. */
-final case class ShardReadBatch(records: Vector[KinesisRecord], millisBehindLatest: Long, ended: Boolean) {
+final case class ShardReadBatch(records: Vector[KinesisRecord], millisBehindLatest: Long, ended: Boolean, bytes: Long = 0L) {
   def caughtUp: Boolean = ended || millisBehindLatest == 0L
+}
+
+object ShardReadBatch {
+  /** A call that was throttled or failed transiently: nothing read, and not caught up. */
+  val Throttled: ShardReadBatch = ShardReadBatch(Vector.empty, Long.MaxValue, ended = false)
 }

@@ -7,14 +7,17 @@ import io.kinesisspark.aws._
 
 /**
  * An in-memory Kinesis for unit tests of the logic behind [[KinesisApi]]: shards hold records in order; an
- * iterator is "shard:index". `closed` shards end (no next iterator) once read through; `expireNext` makes the
- * next GetRecords fail with an expired iterator; `trimmedBefore` hides the first records as retention would.
+ * iterator is "shard:index". `closed` shards end (no next iterator) once read through; `expireNext`,
+ * `throttleNext` and `failNext` make the next GetRecords calls fail (expired iterator, throttled, connection
+ * reset); `trimmedBefore` hides the first records as retention would.
  */
 final class FakeKinesisApi(stream: String = "s") extends KinesisApi {
   val shards = mutable.LinkedHashMap.empty[String, mutable.ArrayBuffer[FetchedRecord]]
   val closed = mutable.Set.empty[String]
   val trimmedBefore = mutable.Map.empty[String, Int].withDefaultValue(0)
   var expireNext = false
+  var throttleNext = 0
+  var failNext = 0
   var getRecordsCalls = 0
   var iteratorCalls = 0
 
@@ -55,6 +58,15 @@ final class FakeKinesisApi(stream: String = "s") extends KinesisApi {
 
   override def getRecords(name: String, iterator: String, limit: Int): GetRecordsResult = {
     getRecordsCalls += 1
+    if (throttleNext > 0) {
+      throttleNext -= 1
+      throw software.amazon.awssdk.services.kinesis.model.ProvisionedThroughputExceededException.builder()
+        .message("Rate exceeded").build()
+    }
+    if (failNext > 0) {
+      failNext -= 1
+      throw software.amazon.awssdk.core.exception.SdkClientException.create("Connection reset")
+    }
     if (expireNext) {
       expireNext = false
       throw software.amazon.awssdk.services.kinesis.model.ExpiredIteratorException.builder().message("expired").build()

@@ -52,6 +52,45 @@ class ShardReaderSuite extends AnyFunSuite {
     assert(api.iteratorCalls == 2)
   }
 
+  test("the byte budget spaces calls by response size / maxFetchRate") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 20) // "data-N": 6 or 7 bytes each
+    val clock = new SteppedClock
+    val limits = FetchLimits(10, minFetchPeriodMs = 200, maxFetchRateBytesPerSec = 10.0) // 10 bytes/s
+    val r = new ShardReader(api, "s", "shard-0", TrimHorizon, limits, clock, clock.sleep)
+    val first = r.next()
+    val bytes = first.records.map(_.data.length).sum
+    assert(r.readyAt == bytes * 100L) // bytes / (10 bytes/s) in ms
+    r.next()
+    assert(clock.sleeps == Seq(bytes * 100L))
+  }
+
+  test("throttling halves the records per call, backs off about 5 s, then recovers gradually") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 100)
+    api.throttleNext = 2
+    val clock = new SteppedClock
+    val r = new ShardReader(api, "s", "shard-0", TrimHorizon, FetchLimits(40, minFetchPeriodMs = 200), clock, clock.sleep,
+      new scala.util.Random(7))
+    assert(r.next() eq ShardReadBatch.Throttled)
+    assert(r.currentRecordsPerCall == 20 && r.throttles == 1)
+    assert(r.readyAt >= 5000 && r.readyAt < 6000)
+    assert(r.next() eq ShardReadBatch.Throttled)
+    assert(r.currentRecordsPerCall == 10)
+    val b = r.next()
+    assert(b.records.size == 10 && !b.caughtUp) // asked for 10, the halved count
+    assert(r.currentRecordsPerCall == 14) // recovers by a tenth of maxRecordsPerFetch per call
+    assert(clock.sleeps.forall(_ >= 5000))
+  }
+
+  test("transient errors are retried with back-off; the records read are unchanged") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 5)
+    api.failNext = 2
+    val clock = new SteppedClock
+    val r = reader(api, TrimHorizon, 10, clock)
+    val batches = Iterator.continually(r.next()).take(3).toSeq
+    assert(batches.take(2).forall(_ eq ShardReadBatch.Throttled))
+    assert(batches(2).records.map(_.sequenceNumber) == (0 until 5).map(i => (100 + i * 10).toString))
+  }
+
   test("starts at a timestamp") {
     val api = new FakeKinesisApi(); api.add("shard-0", 5, arrivalMillis = 1000L)
     val b = reader(api, AtTimestamp(1003L), 10, new SteppedClock).next()

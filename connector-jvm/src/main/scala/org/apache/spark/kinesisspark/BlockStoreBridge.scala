@@ -16,10 +16,15 @@ object BlockStoreBridge {
 
   /** Stores `bytes` under (streamId, uniqueId) on this JVM; returns where a task should run to read it locally. */
   def put(streamId: Int, uniqueId: Long, bytes: Array[Byte]): Option[String] = {
-    val bm = SparkEnv.get.blockManager
-    val stored = bm.putBytes[Array[Byte]](
+    val stored = SparkEnv.get.blockManager.putBytes[Array[Byte]](
       StreamBlockId(streamId, uniqueId), new ChunkedByteBuffer(ByteBuffer.wrap(bytes)), Level, tellMaster = true)
-    if (stored) Some(s"executor_${bm.blockManagerId.host}_${bm.blockManagerId.executorId}") else None
+    if (stored) Some(location) else None
+  }
+
+  /** This JVM as a task location ("executor_<host>_<id>"), so tasks can be sent back to their blocks. */
+  def location: String = {
+    val id = SparkEnv.get.blockManager.blockManagerId
+    s"executor_${id.host}_${id.executorId}"
   }
 
   /** The block's bytes, from this executor or a remote one; `None` when the block is gone. */
@@ -32,6 +37,15 @@ object BlockStoreBridge {
         finally bm.releaseLockAndDispose(id, data)
       case None => bm.getRemoteBytes(id).map(_.toArray)
     }
+  }
+
+  /** Drops every block of one stream instance, including any left by failed or speculative fetch attempts. */
+  def removeAll(streamId: Int): Unit = {
+    val master = SparkEnv.get.blockManager.master
+    master.getMatchingBlockIds({
+      case StreamBlockId(`streamId`, _) => true
+      case _                            => false
+    }, askStorageEndpoints = true).foreach(master.removeBlock)
   }
 
   /** Drops the block wherever it is (driver side). Missing blocks are ignored. */

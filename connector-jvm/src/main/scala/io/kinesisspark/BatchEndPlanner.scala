@@ -1,0 +1,90 @@
+package io.kinesisspark
+
+import scala.collection.mutable
+
+import org.apache.spark.sql.connector.read.streaming.{CompositeReadLimit, ReadAllAvailable, ReadLimit, ReadMaxBytes, ReadMaxRows}
+
+import io.kinesisspark.ShardPosition.{Finished, TrimHorizon}
+import io.kinesisspark.fetch.FetchedRange
+
+/**
+ * Decides where the next batch ends: per shard, after some of the buffered ranges that follow the batch start.
+ *
+ *  - A shard contributes only if every parent it has in the listing is `Finished` at the batch start, so a
+ *    parent's last records and its children's first never share a batch (per-key order across resharding).
+ *  - Ranges are taken whole and in order, shard by shard in turns, while the batch stays within the read limit
+ *    (`maxRecordsPerTrigger`, `maxBytesPerTrigger`): taking turns keeps a busy shard from starving the others.
+ *    One range is always taken when any is available, so a range larger than the limit cannot stall the query.
+ */
+object BatchEndPlanner {
+
+  /** A read limit as record and byte budgets (`None` = unbounded). */
+  final case class Budget(maxRecords: Option[Long], maxBytes: Option[Long])
+
+  object Budget {
+    val Unbounded: Budget = Budget(None, None)
+
+    def of(limit: ReadLimit): Budget = limit match {
+      case _: ReadAllAvailable    => Unbounded
+      case r: ReadMaxRows         => Budget(Some(r.maxRows()), None)
+      case b: ReadMaxBytes        => Budget(None, Some(b.maxBytes()))
+      case c: CompositeReadLimit  =>
+        c.getReadLimits.map(of).foldLeft(Unbounded) { (a, b) =>
+          Budget(min(a.maxRecords, b.maxRecords), min(a.maxBytes, b.maxBytes))
+        }
+      case _ => Unbounded
+    }
+
+    private def min(a: Option[Long], b: Option[Long]): Option[Long] = (a ++ b).minOption
+  }
+
+  /**
+   * @param start    the batch start
+   * @param shards   every (stream, shard) to include in the end offset, with the position to use when `start`
+   *                 does not know it (a shard that appeared since)
+   * @param parents  a shard's listed parents
+   * @param buffered a shard's buffered ranges from a position on (see [[BufferIndex.rangesAfter]])
+   */
+  def plan(
+      start: KinesisSourceOffset,
+      shards: Map[(String, String), ShardPosition],
+      parents: (String, String) => Seq[String],
+      buffered: (String, String, ShardPosition) => Seq[FetchedRange],
+      budget: Budget): KinesisSourceOffset = {
+
+    val from: Map[(String, String), ShardPosition] =
+      start.streams.toSeq.flatMap { case (s, m) => m.map { case (shard, p) => (s, shard) -> p } }.toMap ++
+        shards.keys.collect { case k if start.position(k._1, k._2).isEmpty => k -> TrimHorizon }
+
+    def parentsDone(k: (String, String)): Boolean =
+      parents(k._1, k._2).forall(p => start.position(k._1, p).forall(_ == Finished))
+
+    val queues: Seq[((String, String), mutable.Queue[FetchedRange])] =
+      from.toSeq.sortBy(_._1).collect {
+        case (k, pos) if pos != Finished && parentsDone(k) => k -> mutable.Queue(buffered(k._1, k._2, pos): _*)
+      }
+
+    val end = mutable.Map(from.toSeq: _*)
+    var records = 0L
+    var bytes = 0L
+    var taken = false
+    var active = queues.filter(_._2.nonEmpty)
+    while (active.nonEmpty) {
+      active = active.filter { case (key, queue) =>
+        val r = queue.head
+        val fits = budget.maxRecords.forall(records + r.records <= _) && budget.maxBytes.forall(bytes + r.bytes <= _)
+        if (fits || !taken || r.records == 0) {
+          queue.dequeue()
+          taken = true
+          end(key) = r.to
+          records += r.records
+          bytes += r.bytes
+          queue.nonEmpty
+        } else false
+      }
+    }
+    KinesisSourceOffset(end.toSeq.groupBy(_._1._1).map { case (stream, entries) =>
+      stream -> entries.map { case ((_, shard), pos) => shard -> pos }.toMap
+    })
+  }
+}

@@ -1,0 +1,74 @@
+package io.kinesisspark
+
+import org.apache.spark.sql.connector.read.streaming.ReadLimit
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.kinesisspark.BatchEndPlanner.Budget
+import io.kinesisspark.ShardPosition._
+import io.kinesisspark.fetch.FetchedRange
+
+class BatchEndPlannerSuite extends AnyFunSuite {
+  private def chain(shard: String, ends: Seq[Int], recordsEach: Int = 10, bytesEach: Long = 100): Seq[FetchedRange] =
+  {
+    val positions = TrimHorizon +: ends.map(e => AfterRecord(e.toString))
+    positions.zip(positions.tail).map { case (from, to) => FetchedRange("s", shard, from, to, None, recordsEach, bytesEach) }
+  }
+
+  private val buffered = Map(
+    "a" -> chain("a", Seq(10, 20, 30)),
+    "b" -> chain("b", Seq(11, 21)))
+
+  private def plan(start: KinesisSourceOffset, budget: Budget,
+                   parents: Map[String, Seq[String]] = Map.empty,
+                   ranges: Map[String, Seq[FetchedRange]] = buffered): Map[String, ShardPosition] =
+    BatchEndPlanner.plan(
+      start,
+      ranges.keys.map(k => ("s", k) -> (TrimHorizon: ShardPosition)).toMap,
+      (_, shard) => parents.getOrElse(shard, Nil),
+      (_, shard, from) => {
+        val c = ranges.getOrElse(shard, Nil)
+        val i = c.indexWhere(_.from == from)
+        if (i < 0) Nil else c.drop(i)
+      },
+      budget).streams("s")
+
+  private val fromStart = KinesisSourceOffset(Map("s" -> Map("a" -> TrimHorizon, "b" -> TrimHorizon)))
+
+  test("without a limit everything buffered is exposed") {
+    assert(plan(fromStart, Budget.Unbounded) == Map("a" -> AfterRecord("30"), "b" -> AfterRecord("21")))
+  }
+
+  test("a record limit is met by whole ranges, shards taking turns") {
+    assert(plan(fromStart, Budget.of(ReadLimit.maxRows(30))) == Map("a" -> AfterRecord("20"), "b" -> AfterRecord("11")))
+    assert(plan(fromStart, Budget.of(ReadLimit.maxRows(20))) == Map("a" -> AfterRecord("10"), "b" -> AfterRecord("11")))
+  }
+
+  test("a byte limit, and the tighter of two limits") {
+    assert(plan(fromStart, Budget.of(ReadLimit.maxBytes(100))) == Map("a" -> AfterRecord("10"), "b" -> TrimHorizon))
+    val both = ReadLimit.compositeLimit(Array(ReadLimit.maxRows(40), ReadLimit.maxBytes(200)))
+    assert(plan(fromStart, Budget.of(both)) == Map("a" -> AfterRecord("10"), "b" -> AfterRecord("11")))
+  }
+
+  test("one range is taken even when it alone exceeds the limit, so the query never stalls") {
+    assert(plan(fromStart, Budget.of(ReadLimit.maxRows(3))) == Map("a" -> AfterRecord("10"), "b" -> TrimHorizon))
+  }
+
+  test("planning continues from the batch start") {
+    val start = KinesisSourceOffset(Map("s" -> Map("a" -> AfterRecord("20"), "b" -> AfterRecord("21"))))
+    assert(plan(start, Budget.Unbounded) == Map("a" -> AfterRecord("30"), "b" -> AfterRecord("21")))
+  }
+
+  test("a child is exposed only once its parents are finished at the batch start") {
+    val ranges = Map("p" -> Seq(FetchedRange("s", "p", TrimHorizon, Finished, None, 5, 50)), "c" -> chain("c", Seq(7)))
+    val parents = Map("c" -> Seq("p"))
+    val first = plan(KinesisSourceOffset(Map("s" -> Map("p" -> TrimHorizon, "c" -> TrimHorizon))), Budget.Unbounded, parents, ranges)
+    assert(first == Map("p" -> Finished, "c" -> TrimHorizon))
+    val second = plan(KinesisSourceOffset(Map("s" -> first)), Budget.Unbounded, parents, ranges)
+    assert(second == Map("p" -> Finished, "c" -> AfterRecord("7")))
+  }
+
+  test("shards that appeared since the start are included from TRIM_HORIZON") {
+    val start = KinesisSourceOffset(Map("s" -> Map("a" -> TrimHorizon)))
+    assert(plan(start, Budget.Unbounded) == Map("a" -> AfterRecord("30"), "b" -> AfterRecord("21")))
+  }
+}
