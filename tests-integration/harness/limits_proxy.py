@@ -1,0 +1,1015 @@
+"""A proxy in front of the Kinesis emulator that enforces Kinesis's per-shard quotas.
+
+No emulator throttles (see ``/work/shared/notes/emulators.md``), so rate-limit tests and honest benchmarks
+put this proxy between the client and the emulator. It answers a call over quota the way Kinesis does and
+passes everything else through unchanged:
+
+========================  ===================================================================================
+GetRecords                at most ``get_records_calls_per_s`` served calls per shard in any 1 s window; a
+                          read budget per shard (``read_bytes_per_s``, holding at most one second's worth)
+                          that every response debits by its record data bytes, a call made while it is
+                          negative is throttled; after a response of ``large_response_bytes`` or more, calls
+                          on that shard within ``large_response_penalty_s`` are throttled
+GetShardIterator          at most ``get_shard_iterator_calls_per_s`` served calls per shard in any 1 s window
+PutRecord, PutRecords     at most ``write_records_per_s`` records and ``write_bytes_per_s`` bytes (data plus
+                          partition key) per shard in any 1 s window. PutRecords throttles single entries:
+                          they come back with ``ErrorCode`` ProvisionedThroughputExceededException and count
+                          in ``FailedRecordCount``; they are never sent to the emulator
+========================  ===================================================================================
+
+A throttled call gets HTTP 400 with ``x-amzn-ErrorType: ProvisionedThroughputExceededException`` and a body
+``{"__type": "ProvisionedThroughputExceededException", "message": "Rate exceeded for shard ..."}`` in the
+request's own encoding: JSON for ``application/x-amz-json-1.1`` (boto3), CBOR for
+``application/x-amz-cbor-1.1`` (the AWS SDK for Java v2's default for Kinesis). boto3 reads the error code
+from ``__type`` only; the Java SDK reads the ``x-amzn-ErrorType`` header first and ``__type`` after it, so
+both are sent. Both SDKs count this code as a throttling error for their retry policies.
+
+How calls are tied to shards:
+
+* GetShardIterator names its stream and shard; the iterator it returns is remembered with them, and so is the
+  ``NextShardIterator`` of every GetRecords response, so a GetRecords call (which carries nothing but an
+  opaque iterator) is charged to its shard. Iterators are forgotten 5 minutes after they were issued, when
+  Kinesis expires them. A GetRecords call with an iterator the proxy never saw is passed through and counted
+  under the shard ``"?"`` of stream ``"?"``.
+* Writes are placed before they are forwarded, the way Kinesis places them: the MD5 of the partition key (or
+  the ``ExplicitHashKey``) as a 128-bit number, against the hash key ranges of the stream's open shards from
+  ListShards (cached for ``shard_map_ttl_s`` and dropped after a reshard through the proxy). Every
+  acknowledged entry's ``ShardId`` is compared with the prediction; a miss is counted
+  (``placement_mismatches``) and drops the cache.
+
+Counters (``stats()`` in-process, or ``GET /__proxy/stats``; ``reset()`` / ``POST /__proxy/reset``), per
+stream, shard and operation: ``calls``, ``throttled_calls``, ``records``, ``throttled_records``, ``bytes``
+(record bytes served or written), ``max_calls_1s`` (calls received, throttled or not, in any 1 s window),
+``max_served_calls_1s``, ``max_records_1s``, ``max_bytes_1s``; per operation over all shards, ``calls``,
+``throttled_calls``, ``bytes`` and ``cbor_calls`` (requests encoded in CBOR). ``GET``/``POST /__proxy/limits``
+read and change the limits of a running proxy.
+
+The proxy speaks HTTP/1.1 only (no h2c), so SubscribeToShard is not proxied; it runs on 127.0.0.1 on a free
+port, in a subprocess by default (so a client in the same Python process does not share its GIL) or in a
+background thread. Run it by hand with ``python tests-integration/harness/limits_proxy.py --target URL``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import atexit
+import bisect
+import collections
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import aiohttp
+import cbor2
+from aiohttp import web
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+from multidict import CIMultiDict
+
+MIB = 1024 * 1024
+
+TARGET_PREFIX = "Kinesis_20131202."
+JSON_TYPE = "application/x-amz-json-1.1"
+CBOR_TYPE = "application/x-amz-cbor-1.1"
+THROTTLED = "ProvisionedThroughputExceededException"
+ITERATOR_LIFETIME_S = 300.0  # Kinesis expires a shard iterator 5 minutes after issuing it
+WINDOW_S = 1.0
+UNKNOWN = "?"
+# Calls after which the open shards (and so the placement of writes) may have changed.
+RESHARDING_OPERATIONS = frozenset(
+    {"CreateStream", "DeleteStream", "SplitShard", "MergeShards", "UpdateShardCount"}
+)
+# Headers that describe one connection, not the message (RFC 9110 section 7.6.1), plus the ones the proxy
+# recomputes. Accept-Encoding is dropped so that the emulator never compresses what the proxy must read.
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "content-length",
+        "expect",
+        "accept-encoding",
+    }
+)
+
+
+@dataclasses.dataclass
+class Limits:
+    """Per-shard quotas; the defaults are Kinesis's. ``None`` switches a limit off."""
+
+    get_records_calls_per_s: int | None = 5
+    read_bytes_per_s: float | None = 2 * MIB
+    large_response_bytes: int | None = 10 * MIB
+    large_response_penalty_s: float = 5.0
+    get_shard_iterator_calls_per_s: int | None = 5
+    write_records_per_s: int | None = 1000
+    write_bytes_per_s: int | None = 1 * MIB
+
+    @classmethod
+    def disabled(cls) -> Limits:
+        """No limit at all: a plain pass-through proxy that still counts."""
+        return cls(None, None, None, 0.0, None, None, None)
+
+    def updated(self, **changes: Any) -> Limits:
+        unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
+        if unknown:
+            raise TypeError(f"unknown limits {sorted(unknown)}")
+        return dataclasses.replace(self, **changes)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Counters
+
+
+class _Window:
+    """Events (time, amount) of the last second, with their sum and the largest sum any 1 s window reached."""
+
+    __slots__ = ("events", "peak", "total")
+
+    def __init__(self) -> None:
+        self.events: collections.deque[tuple[float, float]] = collections.deque()
+        self.total = 0.0
+        self.peak = 0.0
+
+    def expire(self, now: float) -> float:
+        while self.events and self.events[0][0] <= now - WINDOW_S:
+            self.total -= self.events.popleft()[1]
+        if not self.events:
+            self.total = 0.0  # no drift from float subtraction
+        return self.total
+
+    def add(self, now: float, amount: float = 1.0) -> None:
+        self.expire(now)
+        self.events.append((now, amount))
+        self.total += amount
+        self.peak = max(self.peak, self.total)
+
+
+class _OpStats:
+    """The counters of one operation on one shard."""
+
+    __slots__ = (
+        "_bytes_1s",
+        "_calls_1s",
+        "_records_1s",
+        "_served_1s",
+        "bytes",
+        "calls",
+        "records",
+        "throttled_calls",
+        "throttled_records",
+    )
+
+    def __init__(self) -> None:
+        self.calls = self.throttled_calls = self.records = self.throttled_records = self.bytes = 0
+        self._calls_1s, self._served_1s = _Window(), _Window()
+        self._records_1s, self._bytes_1s = _Window(), _Window()
+
+    def call(self, now: float, throttled: bool) -> None:
+        self.calls += 1
+        self._calls_1s.add(now)
+        if throttled:
+            self.throttled_calls += 1
+        else:
+            self._served_1s.add(now)
+
+    def served(self, now: float, records: int, size: int, throttled_records: int = 0) -> None:
+        self.records += records
+        self.bytes += size
+        self.throttled_records += throttled_records
+        self._records_1s.add(now, records)
+        self._bytes_1s.add(now, size)
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "calls": self.calls,
+            "throttled_calls": self.throttled_calls,
+            "records": self.records,
+            "throttled_records": self.throttled_records,
+            "bytes": self.bytes,
+            "max_calls_1s": int(self._calls_1s.peak),
+            "max_served_calls_1s": int(self._served_1s.peak),
+            "max_records_1s": int(self._records_1s.peak),
+            "max_bytes_1s": int(self._bytes_1s.peak),
+        }
+
+
+EMPTY_OP_STATS: dict[str, int] = _OpStats().as_dict()
+
+
+class _ShardState:
+    """What the limits of one shard remember: served calls per operation, the read budget, writes."""
+
+    __slots__ = ("budget_at", "calls", "penalty_until", "read_budget", "write_bytes", "write_records")
+
+    def __init__(self, limits: Limits, now: float) -> None:
+        self.calls: dict[str, _Window] = collections.defaultdict(_Window)
+        self.read_budget = float(limits.read_bytes_per_s or 0.0)  # one second's worth to start with
+        self.budget_at = now
+        self.penalty_until = 0.0
+        self.write_records = _Window()
+        self.write_bytes = _Window()
+
+    def refill(self, limits: Limits, now: float) -> float:
+        rate = limits.read_bytes_per_s
+        if rate is not None:
+            self.read_budget = min(float(rate), self.read_budget + (now - self.budget_at) * rate)
+        self.budget_at = now
+        return self.read_budget
+
+
+# --------------------------------------------------------------------------------------------------------
+# Encoding
+
+
+def _decode(body: bytes, cbor: bool) -> Any:
+    return cbor2.loads(body) if cbor else json.loads(body)
+
+
+def _encode(document: Any, cbor: bool) -> bytes:
+    return cbor2.dumps(document) if cbor else json.dumps(document, separators=(",", ":")).encode()
+
+
+def _blob_size(value: Any) -> int:
+    """Size of a blob: a CBOR byte string, or base64 text (JSON, and the emulator's CBOR responses)."""
+    if value is None:
+        return 0
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return len(value)
+    text = str(value)
+    return len(text) * 3 // 4 - (2 if text.endswith("==") else 1 if text.endswith("=") else 0)
+
+
+def _stream_name(request: dict) -> str:
+    name = request.get("StreamName")
+    if name:
+        return str(name)
+    arn = str(request.get("StreamARN") or "")
+    return arn.rsplit(":stream/", 1)[-1] if arn else UNKNOWN
+
+
+# --------------------------------------------------------------------------------------------------------
+# The proxy
+
+
+class _Proxy:
+    """The proxy's state and request handling; every method runs on the proxy's event loop thread, except
+    ``stats``, ``reset`` and ``set_limits``, which take the same lock."""
+
+    def __init__(
+        self,
+        target: str,
+        limits: Limits,
+        region: str,
+        access_key: str,
+        secret_key: str,
+        account_id: str,
+        shard_map_ttl_s: float,
+    ) -> None:
+        self.target = target.rstrip("/")
+        self.limits = limits
+        self.region, self.access_key, self.secret_key = region, access_key, secret_key
+        self.account_id = account_id
+        self.shard_map_ttl_s = shard_map_ttl_s
+        self.lock = threading.Lock()
+        self.shards: dict[tuple[str, str], _ShardState] = {}
+        self.op_stats: dict[tuple[str, str, str], _OpStats] = {}
+        self.op_totals: dict[str, dict[str, int]] = {}
+        self.iterators: dict[str, tuple[str, str, float]] = {}
+        self.iterator_expiry: collections.deque[tuple[float, str]] = collections.deque()
+        self.shard_maps: dict[str, tuple[float, list[int], list[str]]] = {}
+        self.placement_mismatches = 0
+        self.session: aiohttp.ClientSession | None = None
+
+    # ---- state helpers (called with the lock held)
+
+    def _shard(self, stream: str, shard: str, now: float) -> _ShardState:
+        state = self.shards.get((stream, shard))
+        if state is None:
+            state = self.shards[(stream, shard)] = _ShardState(self.limits, now)
+        return state
+
+    def _stats(self, stream: str, shard: str, op: str) -> _OpStats:
+        stats = self.op_stats.get((stream, shard, op))
+        if stats is None:
+            stats = self.op_stats[(stream, shard, op)] = _OpStats()
+        return stats
+
+    def _total(self, op: str, calls: int = 0, throttled: int = 0, size: int = 0, cbor: int = 0) -> None:
+        total = self.op_totals.setdefault(op, {"calls": 0, "throttled_calls": 0, "bytes": 0, "cbor_calls": 0})
+        total["calls"] += calls
+        total["throttled_calls"] += throttled
+        total["bytes"] += size
+        total["cbor_calls"] += cbor
+
+    def _remember_iterator(self, iterator: str | None, stream: str, shard: str, now: float) -> None:
+        if not iterator:
+            return
+        while self.iterator_expiry and self.iterator_expiry[0][0] <= now:
+            expired = self.iterator_expiry.popleft()[1]
+            entry = self.iterators.get(expired)
+            if entry is not None and entry[2] + ITERATOR_LIFETIME_S <= now:
+                del self.iterators[expired]
+        self.iterators[iterator] = (stream, shard, now)
+        self.iterator_expiry.append((now + ITERATOR_LIFETIME_S, iterator))
+
+    def _calls_over(self, state: _ShardState, op: str, limit: int | None, now: float) -> bool:
+        return limit is not None and state.calls[op].expire(now) >= limit
+
+    # ---- public, thread-safe
+
+    def stats(self) -> dict:
+        with self.lock:
+            streams: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
+            for (stream, shard, op), stats in sorted(self.op_stats.items()):
+                streams.setdefault(stream, {}).setdefault(shard, {})[op] = stats.as_dict()
+            return {
+                "streams": streams,
+                "operations": {op: dict(total) for op, total in sorted(self.op_totals.items())},
+                "placement_mismatches": self.placement_mismatches,
+                "known_iterators": len(self.iterators),
+                "limits": dataclasses.asdict(self.limits),
+            }
+
+    def reset(self) -> None:
+        """Zero the counters and forget every shard's calls, budgets and penalties (iterators are kept)."""
+        with self.lock:
+            self.op_stats.clear()
+            self.op_totals.clear()
+            self.shards.clear()
+            self.placement_mismatches = 0
+
+    def set_limits(self, **changes: Any) -> dict:
+        with self.lock:
+            self.limits = self.limits.updated(**changes)
+            return dataclasses.asdict(self.limits)
+
+    # ---- HTTP
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        if request.path.startswith("/__proxy/"):
+            return await self._control(request)
+        try:
+            return await self._handle_kinesis(request)
+        except (aiohttp.ClientError, asyncio.TimeoutError) as error:  # the emulator is gone or hung up
+            return web.Response(status=502, text=f"limits proxy: {self.target} failed: {error!r}")
+
+    async def _handle_kinesis(self, request: web.Request) -> web.StreamResponse:
+        target = request.headers.get("X-Amz-Target", "")
+        op = target[len(TARGET_PREFIX) :] if target.startswith(TARGET_PREFIX) else ""
+        handler = {
+            "GetRecords": self._get_records,
+            "GetShardIterator": self._get_shard_iterator,
+            "PutRecord": self._put_record,
+            "PutRecords": self._put_records,
+        }.get(op)
+        cbor = request.headers.get("Content-Type", "").split(";")[0].strip().lower() == CBOR_TYPE
+        if handler is None or request.method != "POST":
+            with self.lock:
+                self._total(op or f"{request.method} {request.path}", calls=1, cbor=int(cbor))
+            response = await self._pass_through(request)
+            if op in RESHARDING_OPERATIONS:
+                self.shard_maps.clear()
+            return response
+        with self.lock:
+            self._total(op, cbor=int(cbor))
+        body = await request.read()
+        try:
+            document = _decode(body, cbor)
+        except Exception:  # malformed: let the emulator answer it
+            return await self._send(request, body)
+        if not isinstance(document, dict):
+            return await self._send(request, body)
+        return await handler(request, body, document, cbor)
+
+    async def _control(self, request: web.Request) -> web.Response:
+        name = request.path.removeprefix("/__proxy/")
+        if name == "stats" and request.method == "GET":
+            return web.json_response(self.stats())
+        if name == "reset" and request.method == "POST":
+            self.reset()
+            return web.json_response({"reset": True})
+        if name == "limits":
+            if request.method == "POST":
+                try:
+                    return web.json_response(self.set_limits(**(await request.json())))
+                except (TypeError, ValueError) as error:
+                    return web.json_response({"error": str(error)}, status=400)
+            return web.json_response(dataclasses.asdict(self.limits))
+        return web.json_response({"error": f"unknown {request.method} {request.path}"}, status=404)
+
+    def _forward_headers(self, request: web.Request) -> dict[str, str]:
+        return {k: v for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP}
+
+    async def _forward(self, request: web.Request, body: bytes) -> aiohttp.ClientResponse:
+        assert self.session is not None
+        return await self.session.request(
+            request.method,
+            self.target + request.path_qs,
+            headers=self._forward_headers(request),
+            data=body,
+            allow_redirects=False,
+            skip_auto_headers=("Accept", "Accept-Encoding", "User-Agent", "Content-Type"),
+        )
+
+    @staticmethod
+    def _response(status: int, headers: Any, body: bytes) -> web.Response:
+        kept = CIMultiDict((k, v) for k, v in headers.items() if k.lower() not in HOP_BY_HOP)
+        return web.Response(status=status, body=body, headers=kept)
+
+    async def _send(self, request: web.Request, body: bytes) -> web.Response:
+        """Forward a request whose response the proxy does not need to read."""
+        async with await self._forward(request, body) as upstream:
+            return self._response(upstream.status, upstream.headers, await upstream.read())
+
+    async def _exchange(self, request: web.Request, body: bytes) -> tuple[web.Response, bytes, int]:
+        async with await self._forward(request, body) as upstream:
+            raw = await upstream.read()
+            return self._response(upstream.status, upstream.headers, raw), raw, upstream.status
+
+    async def _pass_through(self, request: web.Request) -> web.StreamResponse:
+        """Forward anything else unchanged, streaming the response (event streams included)."""
+        body = await request.read()
+        async with await self._forward(request, body) as upstream:
+            out = web.StreamResponse(status=upstream.status, reason=upstream.reason)
+            for key, value in upstream.headers.items():
+                if key.lower() not in HOP_BY_HOP:
+                    out.headers.add(key, value)
+            if upstream.content_length is not None:
+                out.content_length = upstream.content_length
+            await out.prepare(request)
+            async for chunk in upstream.content.iter_any():
+                await out.write(chunk)
+            await out.write_eof()
+            return out
+
+    def _throttled(self, cbor: bool, stream: str, shard: str) -> web.Response:
+        body = _encode({"__type": THROTTLED, "message": self._rate_message(stream, shard)}, cbor)
+        return web.Response(
+            status=400,
+            body=body,
+            headers={
+                "Content-Type": CBOR_TYPE if cbor else JSON_TYPE,
+                "x-amzn-ErrorType": THROTTLED,
+                "x-amzn-RequestId": str(uuid.uuid4()),
+            },
+        )
+
+    def _rate_message(self, stream: str, shard: str) -> str:
+        return f"Rate exceeded for shard {shard} in stream {stream} under account {self.account_id}."
+
+    # ---- reads
+
+    async def _get_shard_iterator(
+        self, request: web.Request, body: bytes, document: dict, cbor: bool
+    ) -> web.Response:
+        stream, shard = _stream_name(document), str(document.get("ShardId") or UNKNOWN)
+        now = time.monotonic()
+        with self.lock:
+            state = self._shard(stream, shard, now)
+            throttled = self._calls_over(
+                state, "GetShardIterator", self.limits.get_shard_iterator_calls_per_s, now
+            )
+            self._stats(stream, shard, "GetShardIterator").call(now, throttled)
+            self._total("GetShardIterator", calls=1, throttled=int(throttled))
+            if throttled:
+                return self._throttled(cbor, stream, shard)
+            state.calls["GetShardIterator"].add(now)
+        response, raw, status = await self._exchange(request, body)
+        if status == 200:
+            try:
+                iterator = _decode(raw, cbor).get("ShardIterator")
+            except Exception:
+                iterator = None
+            with self.lock:
+                self._remember_iterator(iterator, stream, shard, time.monotonic())
+        return response
+
+    async def _get_records(
+        self, request: web.Request, body: bytes, document: dict, cbor: bool
+    ) -> web.Response:
+        iterator = document.get("ShardIterator")
+        now = time.monotonic()
+        with self.lock:
+            stream, shard, _ = self.iterators.get(iterator, (UNKNOWN, UNKNOWN, now))
+            known = shard != UNKNOWN
+            throttled = False
+            if known:
+                limits = self.limits
+                state = self._shard(stream, shard, now)
+                throttled = (
+                    now < state.penalty_until
+                    or self._calls_over(state, "GetRecords", limits.get_records_calls_per_s, now)
+                    or (limits.read_bytes_per_s is not None and state.refill(limits, now) < 0)
+                )
+            self._stats(stream, shard, "GetRecords").call(now, throttled)
+            self._total("GetRecords", calls=1, throttled=int(throttled))
+            if throttled:
+                return self._throttled(cbor, stream, shard)
+            if known:
+                state.calls["GetRecords"].add(now)
+        response, raw, status = await self._exchange(request, body)
+        if status != 200:
+            return response
+        try:
+            result = _decode(raw, cbor)
+            records = result.get("Records") or []
+            size = sum(_blob_size(r.get("Data")) for r in records)
+            next_iterator = result.get("NextShardIterator")
+        except Exception:
+            return response
+        now = time.monotonic()
+        with self.lock:
+            self._stats(stream, shard, "GetRecords").served(now, len(records), size)
+            self._total("GetRecords", size=size)
+            if known:
+                limits = self.limits
+                state = self._shard(stream, shard, now)
+                state.refill(limits, now)
+                if limits.read_bytes_per_s is not None:
+                    state.read_budget -= size
+                if limits.large_response_bytes is not None and size >= limits.large_response_bytes:
+                    state.penalty_until = now + limits.large_response_penalty_s
+                self._remember_iterator(next_iterator, stream, shard, now)
+        return response
+
+    # ---- writes
+
+    async def _shard_map(self, stream: str, document: dict) -> tuple[list[int], list[str]] | None:
+        """Starting hash keys (sorted) and ids of the stream's open shards, from a cached ListShards."""
+        cached = self.shard_maps.get(stream)
+        if cached is not None and time.monotonic() - cached[0] < self.shard_map_ttl_s:
+            return cached[1], cached[2]
+        shards: list[tuple[int, str]] = []
+        request: dict = (
+            {"StreamARN": document["StreamARN"]} if document.get("StreamARN") else {"StreamName": stream}
+        )
+        try:
+            while True:
+                page = await self._call_target("ListShards", request)
+                for shard in page.get("Shards", []):
+                    # Open shards only (the emulator writes an explicit null for an open shard's end).
+                    if (shard.get("SequenceNumberRange") or {}).get("EndingSequenceNumber") is None:
+                        shards.append((int(shard["HashKeyRange"]["StartingHashKey"]), shard["ShardId"]))
+                if not page.get("NextToken"):
+                    break
+                request = {"NextToken": page["NextToken"]}
+        except Exception:
+            return None
+        if not shards:
+            return None
+        shards.sort()
+        starts, ids = [s for s, _ in shards], [i for _, i in shards]
+        self.shard_maps[stream] = (time.monotonic(), starts, ids)
+        return starts, ids
+
+    async def _call_target(self, op: str, request: dict) -> dict:
+        """A Kinesis call of the proxy's own (JSON, SigV4-signed with the configured keys)."""
+        assert self.session is not None
+        signed = AWSRequest(
+            method="POST",
+            url=self.target + "/",
+            data=json.dumps(request).encode(),
+            headers={"Content-Type": JSON_TYPE, "X-Amz-Target": TARGET_PREFIX + op},
+        )
+        SigV4Auth(Credentials(self.access_key, self.secret_key), "kinesis", self.region).add_auth(signed)
+        async with self.session.post(
+            self.target + "/", data=signed.body, headers=dict(signed.headers.items())
+        ) as response:
+            raw = await response.read()
+            if response.status != 200:
+                raise RuntimeError(f"{op} answered {response.status}: {raw[:200]!r}")
+            return json.loads(raw)
+
+    @staticmethod
+    def _place(entry: dict, starts: list[int], ids: list[str]) -> str:
+        explicit = entry.get("ExplicitHashKey")
+        if explicit:
+            hash_key = int(explicit)
+        else:
+            hash_key = int.from_bytes(
+                hashlib.md5(str(entry.get("PartitionKey", "")).encode()).digest(), "big"
+            )
+        return ids[max(0, bisect.bisect_right(starts, hash_key) - 1)]
+
+    @staticmethod
+    def _entry_size(entry: dict) -> int:
+        return _blob_size(entry.get("Data")) + len(str(entry.get("PartitionKey", "")).encode())
+
+    def _admit_write(self, stream: str, shard: str, size: int, now: float) -> bool:
+        """Reserve one record of ``size`` bytes in the shard's write window, if the limits allow it."""
+        limits = self.limits
+        state = self._shard(stream, shard, now)
+        if (
+            limits.write_records_per_s is not None
+            and state.write_records.expire(now) + 1 > limits.write_records_per_s
+        ):
+            return False
+        if (
+            limits.write_bytes_per_s is not None
+            and state.write_bytes.expire(now) + size > limits.write_bytes_per_s
+        ):
+            return False
+        state.write_records.add(now, 1)
+        state.write_bytes.add(now, size)
+        return True
+
+    def _check_placement(self, stream: str, predicted: str, actual: Any) -> None:
+        if actual and actual != predicted:
+            self.placement_mismatches += 1
+            self.shard_maps.pop(stream, None)
+
+    async def _put_record(
+        self, request: web.Request, body: bytes, document: dict, cbor: bool
+    ) -> web.Response:
+        stream = _stream_name(document)
+        placement = await self._shard_map(stream, document)
+        if placement is None:  # unknown stream or no answer: the emulator says what is wrong
+            return await self._send(request, body)
+        shard = self._place(document, *placement)
+        size = self._entry_size(document)
+        now = time.monotonic()
+        with self.lock:
+            admitted = self._admit_write(stream, shard, size, now)
+            stats = self._stats(stream, shard, "PutRecord")
+            stats.call(now, not admitted)
+            self._total("PutRecord", calls=1, throttled=int(not admitted))
+            if not admitted:
+                stats.served(now, 0, 0, throttled_records=1)
+                return self._throttled(cbor, stream, shard)
+        response, raw, status = await self._exchange(request, body)
+        if status == 200:
+            with self.lock:
+                stats.served(time.monotonic(), 1, size)
+                self._total("PutRecord", size=size)
+                with contextlib.suppress(Exception):  # an answer the proxy cannot read: nothing to check
+                    self._check_placement(stream, shard, _decode(raw, cbor).get("ShardId"))
+        return response
+
+    async def _put_records(
+        self, request: web.Request, body: bytes, document: dict, cbor: bool
+    ) -> web.Response:
+        stream = _stream_name(document)
+        entries = document.get("Records")
+        placement = await self._shard_map(stream, document) if isinstance(entries, list) and entries else None
+        if placement is None:
+            return await self._send(request, body)
+        shards = [self._place(entry, *placement) for entry in entries]
+        sizes = [self._entry_size(entry) for entry in entries]
+        now = time.monotonic()
+        with self.lock:
+            admitted = [self._admit_write(stream, s, n, now) for s, n in zip(shards, sizes, strict=True)]
+            for shard in dict.fromkeys(shards):
+                self._stats(stream, shard, "PutRecords").call(now, False)
+            throttled_count = admitted.count(False)
+            self._total("PutRecords", calls=1, throttled=int(throttled_count == len(entries)))
+        response: web.Response | None = None
+        if throttled_count == len(entries):  # nothing to write: answer without asking the emulator
+            result: dict = {"FailedRecordCount": 0, "Records": []}
+        else:
+            if throttled_count == 0:  # the request goes through untouched
+                response, raw, status = await self._exchange(request, body)
+            else:  # only the admitted entries go to the emulator
+                forwarded = dict(document, Records=[e for e, ok in zip(entries, admitted, strict=True) if ok])
+                response, raw, status = await self._exchange(request, _encode(forwarded, cbor))
+            if status != 200:  # the emulator refused the whole call: its answer is the answer
+                return response
+            try:
+                result = _decode(raw, cbor)
+            except Exception:
+                return response
+        answered = iter(result.get("Records") or [])
+        merged: list[dict] = []
+        per_shard: dict[str, list[int]] = {}  # shard -> [records written, bytes written, entries throttled]
+        now = time.monotonic()
+        with self.lock:
+            for shard, size, ok in zip(shards, sizes, admitted, strict=True):
+                counts = per_shard.setdefault(shard, [0, 0, 0])
+                if ok:
+                    entry = next(answered, {})
+                    merged.append(entry)
+                    if not entry.get("ErrorCode"):
+                        counts[0] += 1
+                        counts[1] += size
+                        self._check_placement(stream, shard, entry.get("ShardId"))
+                else:
+                    counts[2] += 1
+                    merged.append({"ErrorCode": THROTTLED, "ErrorMessage": self._rate_message(stream, shard)})
+            for shard, (records, size, throttled) in per_shard.items():
+                self._stats(stream, shard, "PutRecords").served(
+                    now, records, size, throttled_records=throttled
+                )
+                self._total("PutRecords", size=size)
+        if throttled_count == 0 and response is not None:
+            return response
+        out = dict(result, Records=merged)
+        out["FailedRecordCount"] = int(result.get("FailedRecordCount") or 0) + throttled_count
+        out.setdefault("EncryptionType", "NONE")
+        return web.Response(
+            status=200,
+            body=_encode(out, cbor),
+            headers={"Content-Type": CBOR_TYPE if cbor else JSON_TYPE, "x-amzn-RequestId": str(uuid.uuid4())},
+        )
+
+    # ---- lifecycle
+
+    async def serve(self, sock: socket.socket) -> web.AppRunner:
+        self.session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0),
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=10),
+            auto_decompress=False,
+        )
+        app = web.Application(client_max_size=64 * MIB)  # PutRecords takes up to 5 MB
+        app.router.add_route("*", "/{tail:.*}", self.handle)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await runner.setup()
+        await web.SockSite(runner, sock).start()
+        return runner
+
+    async def close(self, runner: web.AppRunner) -> None:
+        await runner.cleanup()
+        if self.session is not None:
+            await self.session.close()
+
+
+def _listen() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    return sock
+
+
+# --------------------------------------------------------------------------------------------------------
+# The handle tests use
+
+
+STARTUP_TIMEOUT_S = 30.0
+
+
+class LimitsProxy:
+    """A running limits proxy in front of ``target_endpoint``; use as a context manager.
+
+    ``limits`` override fields of :class:`Limits` (``LimitsProxy(url, get_records_calls_per_s=None)``);
+    ``enabled=False`` starts with every limit off. With ``in_process=False`` (default) the proxy runs in a
+    subprocess and the methods below talk to it over HTTP; with ``in_process=True`` it runs on a daemon
+    thread of this process. ``region``/``access_key``/``secret_key`` sign the proxy's own ListShards calls.
+    """
+
+    def __init__(
+        self,
+        target_endpoint: str,
+        *,
+        enabled: bool = True,
+        in_process: bool = False,
+        region: str = "us-east-1",
+        access_key: str = "test",
+        secret_key: str = "test",
+        account_id: str = "000000000000",
+        shard_map_ttl_s: float = 2.0,
+        log_path: str | os.PathLike[str] | None = None,
+        **limits: Any,
+    ) -> None:
+        self.target_endpoint = target_endpoint.rstrip("/")
+        self.limits = (Limits() if enabled else Limits.disabled()).updated(**limits)
+        self.in_process = in_process
+        self._settings = dict(
+            region=region,
+            access_key=access_key,
+            secret_key=secret_key,
+            account_id=account_id,
+            shard_map_ttl_s=shard_map_ttl_s,
+        )
+        self.log_path = None if log_path is None else os.fspath(log_path)
+        self.port: int | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._proxy: _Proxy | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._stop: Callable[[], None] | None = None
+
+    @property
+    def endpoint(self) -> str:
+        if self.port is None:
+            raise RuntimeError("proxy not started")
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> LimitsProxy:
+        if self.port is not None:
+            raise RuntimeError("proxy already started")
+        if self.in_process:
+            self._start_thread()
+        else:
+            self._start_process()
+        atexit.register(self.stop)
+        return self
+
+    def _start_thread(self) -> None:
+        proxy = _Proxy(self.target_endpoint, self.limits, **self._settings)
+        loop = asyncio.new_event_loop()
+        sock = _listen()
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            try:
+                runner = loop.run_until_complete(proxy.serve(sock))
+            except BaseException as error:  # reported to start()
+                failure.append(error)
+                ready.set()
+                return
+            ready.set()
+            try:
+                loop.run_forever()
+            finally:
+                loop.run_until_complete(proxy.close(runner))
+                loop.close()
+
+        thread = threading.Thread(target=run, name="limits-proxy", daemon=True)
+        thread.start()
+        if not ready.wait(STARTUP_TIMEOUT_S) or failure:
+            raise RuntimeError(f"limits proxy did not start: {failure}")
+        self._proxy, self._loop, self._thread = proxy, loop, thread
+        self.port = sock.getsockname()[1]
+
+    def _start_process(self) -> None:
+        command = [
+            sys.executable,
+            os.path.abspath(__file__),
+            "--target",
+            self.target_endpoint,
+            "--limits",
+            json.dumps(dataclasses.asdict(self.limits)),
+            "--settings",
+            json.dumps(self._settings),
+        ]
+        if self.log_path is None:
+            self.log_path = os.path.join(
+                tempfile.gettempdir(), f"kinesis-limits-proxy-{os.getpid()}-{id(self)}.log"
+            )
+        with open(self.log_path, "ab") as log:
+            self._process = subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=log, start_new_session=True
+            )
+        assert self._process.stdout is not None
+        line = self._process.stdout.readline().decode().strip()  # "listening <port>", or EOF on failure
+        if not line.startswith("listening "):
+            self.stop()
+            tail = Path(self.log_path).read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"limits proxy did not start (said {line!r}); log {self.log_path}:\n{tail}")
+        self.port = int(line.split()[1])
+
+    def stop(self) -> None:
+        """Stop the proxy; safe to call more than once."""
+        atexit.unregister(self.stop)
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+            self._loop = self._thread = self._proxy = None
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        if process is not None and process.stdout is not None:
+            process.stdout.close()
+        self.port = None
+
+    def __enter__(self) -> LimitsProxy:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time the proxy process has used so far (subprocess mode on Linux; None otherwise)."""
+        if self._process is None:
+            return None
+        try:
+            fields = Path(f"/proc/{self._process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+    # ---- counters and limits
+
+    def _control(self, name: str, payload: dict | None = None) -> dict:
+        request = urllib.request.Request(
+            f"{self.endpoint}/__proxy/{name}",
+            data=None if payload is None else json.dumps(payload).encode(),
+            method="GET" if payload is None else "POST",
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())
+
+    def stats(self) -> dict:
+        """Every counter (see the module documentation), as a JSON-like dict."""
+        return self._proxy.stats() if self._proxy is not None else self._control("stats")
+
+    def reset(self) -> None:
+        """Zero the counters and forget every shard's recent calls, read budget and penalty."""
+        if self._proxy is not None:
+            self._proxy.reset()
+        else:
+            self._control("reset", {})
+
+    def set_limits(self, **changes: Any) -> dict:
+        """Change limits of the running proxy (field names of :class:`Limits`); returns all limits."""
+        limits = (
+            self._proxy.set_limits(**changes) if self._proxy is not None else self._control("limits", changes)
+        )
+        self.limits = Limits(**limits)
+        return limits
+
+    def shard_stats(
+        self, stream: str, shard: str, operation: str, stats: dict | None = None
+    ) -> dict[str, int]:
+        """The counters of one operation on one shard (zeros if it never saw one)."""
+        stats = stats if stats is not None else self.stats()
+        return {**EMPTY_OP_STATS, **stats["streams"].get(stream, {}).get(shard, {}).get(operation, {})}
+
+    def operation_stats(self, operation: str, stats: dict | None = None) -> dict[str, int]:
+        """Calls, throttled calls, bytes and CBOR-encoded calls of one operation over all shards."""
+        stats = stats if stats is not None else self.stats()
+        return {
+            "calls": 0,
+            "throttled_calls": 0,
+            "bytes": 0,
+            "cbor_calls": 0,
+            **stats["operations"].get(operation, {}),
+        }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Kinesis per-shard limits proxy (HTTP/1.1, 127.0.0.1)")
+    parser.add_argument("--target", required=True, help="emulator endpoint, e.g. http://127.0.0.1:4568")
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--limits", default="{}", help="JSON object of Limits fields")
+    parser.add_argument("--no-limits", action="store_true", help="start with every limit off")
+    parser.add_argument(
+        "--settings", default="{}", help="JSON: region, access_key, secret_key, account_id, ..."
+    )
+    args = parser.parse_args(argv)
+    limits = (Limits.disabled() if args.no_limits else Limits()).updated(**json.loads(args.limits))
+    settings = {
+        "region": "us-east-1",
+        "access_key": "test",
+        "secret_key": "test",
+        "account_id": "000000000000",
+        "shard_map_ttl_s": 2.0,
+        **json.loads(args.settings),
+    }
+    proxy = _Proxy(args.target, limits, **settings)
+    if args.port:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", args.port))
+        sock.listen(128)
+    else:
+        sock = _listen()
+
+    async def run() -> None:
+        runner = await proxy.serve(sock)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        print(f"listening {sock.getsockname()[1]}", flush=True)
+        await stop.wait()
+        await proxy.close(runner)
+
+    asyncio.run(run())
+
+
+if __name__ == "__main__":
+    main()
