@@ -5,13 +5,14 @@ import java.util.concurrent.ConcurrentHashMap
 
 import software.amazon.awssdk.auth.credentials.{AwsBasicCredentials, AwsCredentialsProvider, DefaultCredentialsProvider, StaticCredentialsProvider}
 import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration
-import software.amazon.awssdk.core.retry.RetryMode
+import software.amazon.awssdk.awscore.retry.AwsRetryStrategy
+import software.amazon.awssdk.retries.api.RetryStrategy
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient
 import software.amazon.awssdk.regions.Region
 import software.amazon.awssdk.services.kinesis.KinesisClient
 
 /**
- * One Kinesis client per [[AwsConnection]] per JVM (driver and each executor), built on first use and shared by
+ * One set of Kinesis clients per [[AwsConnection]] per JVM (driver and each executor), built on first use and shared by
  * every task of that JVM. Clients hold connection pools and credential caches, so they are never rebuilt per
  * task and never serialized.
  */
@@ -19,9 +20,16 @@ object KinesisClients {
   private val apis = new ConcurrentHashMap[AwsConnection, KinesisApi]()
 
   def api(connection: AwsConnection): KinesisApi =
-    apis.computeIfAbsent(connection, c => new SdkKinesisApi(syncClient(c), c))
+    apis.computeIfAbsent(connection, c =>
+      new SdkKinesisApi(control = syncClient(c, AwsRetryStrategy.standardRetryStrategy()),
+        data = syncClient(c, AwsRetryStrategy.doNotRetry()), c))
 
-  private def syncClient(connection: AwsConnection): KinesisClient = {
+  /**
+   * @param retries the SDK's own retries: standard for control-plane calls; none for the data path, where
+   *                [[io.kinesisspark.fetch.ShardReader]] decides (it must see throttling to slow down, and
+   *                back off per shard rather than inside one blocked call)
+   */
+  private def syncClient(connection: AwsConnection, retries: RetryStrategy): KinesisClient = {
     val builder = KinesisClient.builder()
       .region(Region.of(connection.region))
       .credentialsProvider(credentialsProvider(connection.credentials))
@@ -30,7 +38,7 @@ object KinesisClients {
         .connectionTimeout(Duration.ofSeconds(10))
         .socketTimeout(Duration.ofSeconds(30))
         .build())
-      .overrideConfiguration(ClientOverrideConfiguration.builder().retryStrategy(RetryMode.STANDARD).build())
+      .overrideConfiguration(ClientOverrideConfiguration.builder().retryStrategy(retries).build())
     connection.endpoint.foreach(builder.endpointOverride)
     builder.build()
   }

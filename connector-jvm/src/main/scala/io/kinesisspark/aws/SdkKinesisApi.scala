@@ -9,12 +9,15 @@ import software.amazon.awssdk.services.kinesis.model.{DescribeStreamSummaryReque
 
 import io.kinesisspark.{KinesisErrors, ShardPosition}
 
-/** [[KinesisApi]] on the AWS SDK v2 synchronous client. */
-final class SdkKinesisApi(client: KinesisClient, connection: AwsConnection) extends KinesisApi {
+/**
+ * [[KinesisApi]] on the AWS SDK v2 synchronous client: `control` for describing and listing (SDK retries on),
+ * `data` for iterators and records (SDK retries off; the shard reader handles throttling and transient errors).
+ */
+final class SdkKinesisApi(control: KinesisClient, data: KinesisClient, connection: AwsConnection) extends KinesisApi {
 
   override def describeStream(stream: String): StreamSummary = {
     val d = call("DescribeStreamSummary", stream) {
-      client.describeStreamSummary(DescribeStreamSummaryRequest.builder().streamName(stream).build())
+      control.describeStreamSummary(DescribeStreamSummaryRequest.builder().streamName(stream).build())
     }.streamDescriptionSummary()
     StreamSummary(d.streamName(), d.streamARN(), d.streamStatusAsString(), d.openShardCount())
   }
@@ -29,7 +32,7 @@ final class SdkKinesisApi(client: KinesisClient, connection: AwsConnection) exte
         case Some(token) => ListShardsRequest.builder().nextToken(token).maxResults(pageSize).build()
         case None        => ListShardsRequest.builder().streamName(stream).maxResults(pageSize).build()
       }
-      val response = call("ListShards", stream)(client.listShards(request))
+      val response = call("ListShards", stream)(control.listShards(request))
       response.shards().asScala.foreach { s =>
         shards += ShardInfo(
           s.shardId(),
@@ -55,11 +58,11 @@ final class SdkKinesisApi(client: KinesisClient, connection: AwsConnection) exte
       case ShardPosition.Finished =>
         throw new IllegalArgumentException(s"shard $shardId of stream '$stream' is finished; there is nothing to read")
     }
-    call("GetShardIterator", stream)(client.getShardIterator(b.build())).shardIterator()
+    call("GetShardIterator", stream)(data.getShardIterator(b.build())).shardIterator()
   }
 
   override def getRecords(stream: String, iterator: String, limit: Int): GetRecordsResult = {
-    val r = call("GetRecords", stream)(client.getRecords(GetRecordsRequest.builder().shardIterator(iterator).limit(limit).build()))
+    val r = call("GetRecords", stream)(data.getRecords(GetRecordsRequest.builder().shardIterator(iterator).limit(limit).build()))
     GetRecordsResult(
       r.records().asScala.iterator.map { rec =>
         FetchedRecord(
