@@ -39,6 +39,10 @@ object BlockStoreBridge {
     }
   }
 
+  /** How many prefetched blocks exist in the cluster, of any query: for operators and tests checking cleanup. */
+  def streamBlockCount(): Int =
+    SparkEnv.get.blockManager.master.getMatchingBlockIds(_.isInstanceOf[StreamBlockId], askStorageEndpoints = true).size
+
   /** Drops every block of one stream instance, including any left by failed or speculative fetch attempts. */
   def removeAll(streamId: Int): Unit = {
     val master = SparkEnv.get.blockManager.master

@@ -1,0 +1,41 @@
+"""Stopping a query leaves nothing behind: no prefetcher thread on the driver, no prefetched block anywhere."""
+
+from __future__ import annotations
+
+import time
+
+from harness.sink import wait_until_started
+
+STOP_TIMEOUT_S = 30.0
+
+
+def prefetcher_threads(spark) -> list[str]:
+    threads = spark._jvm.java.lang.Thread.getAllStackTraces().keySet().toArray()
+    return [t.getName() for t in threads if t.getName().startswith("kinesis-spark-prefetcher-")]
+
+
+def stream_blocks(spark) -> int:
+    return spark._jvm.org.apache.spark.kinesisspark.BlockStoreBridge.streamBlockCount()
+
+
+def test_stop_removes_the_prefetcher_and_its_blocks(spark, kinesis, stream, read_kinesis, sink):
+    name = stream(2)
+    kinesis.put_records(name, [(f"k{i}", f"rec-{i}".encode()) for i in range(400)])
+    # A slow consumer: one small batch at a time, so the prefetcher holds blocks that are not yet committed.
+    query = sink.start(read_kinesis(name, initialPosition="trim_horizon", maxRecordsPerTrigger="20",
+                                    maxRecordsPerFetch="20"))
+    wait_until_started(query)
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while stream_blocks(spark) == 0:
+        assert time.monotonic() < deadline, "the prefetcher never buffered a block"
+        time.sleep(0.2)
+    assert len(prefetcher_threads(spark)) == 1
+
+    query.stop()
+
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while prefetcher_threads(spark) or stream_blocks(spark):
+        assert time.monotonic() < deadline, (
+            f"after stop: threads {prefetcher_threads(spark)}, {stream_blocks(spark)} blocks still stored"
+        )
+        time.sleep(0.2)
