@@ -117,7 +117,8 @@ final class Prefetcher(
   /** One round; returns whether any records (or shard ends) were fetched. */
   private def runRound(): Boolean = {
     refreshShards()
-    if (buffer.bufferedBytes >= options.fetchBufferSizeBytes) {
+    val room = options.fetchBufferSizeBytes - buffer.bufferedBytes
+    if (room <= 0) {
       synchronized { rounds += 1; notifyAll(); wait(limits.minFetchPeriodMs) }
       return false
     }
@@ -130,7 +131,7 @@ final class Prefetcher(
       }
     }
     val roundStart = clock.millis()
-    val results = if (orders.isEmpty) Nil else runJob(orders)
+    val results = if (orders.isEmpty) Nil else runJob(orders, room)
     synchronized {
       results.foreach { r =>
         r.ranges.foreach(buffer.append)
@@ -164,15 +165,19 @@ final class Prefetcher(
     }
   }
 
-  /** One Spark job; tasks go to the executor that last fetched their first shard. */
-  private def runJob(orders: Seq[ShardFetchOrder]): Seq[ShardFetchResult] = {
+  /**
+   * One Spark job; tasks go to the executor that last fetched their first shard and share the buffer's free
+   * `room` equally, so the buffer exceeds `fetchBufferSize` by at most one response per task.
+   */
+  private def runJob(orders: Seq[ShardFetchOrder], room: Long): Seq[ShardFetchResult] = {
     val located = synchronized {
-      orders.sortBy(o => (stats.get((o.stream, o.shardId)).flatMap(_.location).getOrElse(""), o.stream, o.shardId))
+      val groups = orders.sortBy(o => (stats.get((o.stream, o.shardId)).flatMap(_.location).getOrElse(""), o.stream, o.shardId))
         .grouped(options.shardsPerTask).toSeq
-        .map { group =>
-          val location = stats.get((group.head.stream, group.head.shardId)).flatMap(_.location).toSeq
-          (ShardFetchTask(options.connection, limits, streamId, group), location)
-        }
+      val share = math.max(1L, room / groups.size)
+      groups.map { group =>
+        val location = stats.get((group.head.stream, group.head.shardId)).flatMap(_.location).toSeq
+        (ShardFetchTask(options.connection, limits, streamId, group, share), location)
+      }
     }
     sc.setJobGroup(jobGroup, s"kinesis-spark prefetch: ${orders.size} shard(s) of ${options.streams.mkString(",")}",
       interruptOnCancel = true)

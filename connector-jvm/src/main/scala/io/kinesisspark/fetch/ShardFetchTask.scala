@@ -4,10 +4,16 @@ import io.kinesisspark.ShardPosition
 import io.kinesisspark.aws.AwsConnection
 
 /**
- * One prefetch task: fetch each shard of `orders` from its position, on one executor, within `limits`.
+ * One prefetch task: fetch each shard of `orders` from its position, on one executor, within `limits`, and stop
+ * once the task has read `maxBytes` (its share of the room left in the buffer; it may overshoot by one response).
  * Blocks are named (`streamId`, id made from the order's `orderId`, the task attempt and a counter).
  */
-final case class ShardFetchTask(connection: AwsConnection, limits: FetchLimits, streamId: Int, orders: Seq[ShardFetchOrder])
+final case class ShardFetchTask(
+    connection: AwsConnection,
+    limits: FetchLimits,
+    streamId: Int,
+    orders: Seq[ShardFetchOrder],
+    maxBytes: Long = Long.MaxValue)
 
 /** Fetch `shardId` of `stream` from `from`. */
 final case class ShardFetchOrder(stream: String, shardId: String, from: ShardPosition, orderId: Long)

@@ -11,7 +11,7 @@ import io.kinesisspark.aws.KinesisApi
 /**
  * Runs on an executor: reads the shards of one task, interleaved (always the shard whose reader may call
  * soonest), until each is caught up with its tip, has ended, or has read `maxRoundBytes`, or the round has run
- * `maxRoundMillis`. Each GetRecords response that returned records becomes one block in the local BlockManager.
+ * `maxRoundMillis`, or the task has read its share of the buffer's free room. Each GetRecords response that returned records becomes one block in the local BlockManager.
  */
 object ShardFetcher {
 
@@ -29,7 +29,7 @@ object ShardFetcher {
       var active = states
       // A shard whose next call may only come after the deadline (spacing, byte budget, throttling back-off)
       // waits for the next round instead of holding this one up.
-      while (active.nonEmpty && active.exists(_.reader.readyAt < deadline)) {
+      while (active.nonEmpty && active.exists(_.reader.readyAt < deadline) && states.map(_.bytesRead).sum < task.maxBytes) {
         val state = active.minBy(_.reader.readyAt)
         val batch = state.reader.next()
         state.record(batch, task, attempt)
@@ -69,6 +69,8 @@ object ShardFetcher {
       }
       position = to
     }
+
+    def bytesRead: Long = bytes
 
     def done(limits: FetchLimits): Boolean = reader.ended || caughtUp || bytes >= limits.maxRoundBytes
 
