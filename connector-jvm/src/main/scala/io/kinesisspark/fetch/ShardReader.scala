@@ -14,7 +14,7 @@ import io.kinesisspark.aws.KinesisApi
 
 /**
  * Reads one shard forward from a position, one GetRecords call per [[next]], within the shard's limits:
- *  - at most one call per `minFetchPeriodMs`;
+ *  - at most one call per `minFetchPeriodMs`, and never six within a second;
  *  - a byte budget of `maxFetchRateBytesPerSec`: after a response of n bytes the next call waits n / rate;
  *  - after a response of 10 MB or more, 5 seconds (Kinesis throttles calls in that window anyway);
  *  - on ProvisionedThroughputExceeded: halve the records asked for, sleep 5 s (with jitter), then recover by a
@@ -50,6 +50,7 @@ final class ShardReader(
   private var _ended = false
   private var recordsPerCall = limits.maxRecordsPerFetch
   private var transientFailures = 0
+  private val recentCalls = scala.collection.mutable.Queue.empty[Long]
 
   /** Counters since this reader was made; read by the fetcher for metrics. */
   var calls = 0L
@@ -76,16 +77,24 @@ final class ShardReader(
     require(!_ended, s"shard $shardId of stream '$stream' was already read to its end")
     val now = clock.millis()
     if (_readyAt > now) sleep(_readyAt - now)
-    val started = clock.millis()
     calls += 1
+    var started = clock.millis()
     try {
+      val asked = recordsPerCall
       val result =
-        try api.getRecords(stream, currentIterator(), recordsPerCall)
-        catch {
+        try {
+          val it = currentIterator()
+          started = clock.millis() // spacing counts from the GetRecords call, not from a GetShardIterator before it
+          api.getRecords(stream, it, asked)
+        } catch {
           case _: ExpiredIteratorException =>
             iterator = None // iterators live 5 minutes; start a new one from where we are
-            api.getRecords(stream, currentIterator(), recordsPerCall)
+            val it = currentIterator()
+            started = clock.millis()
+            api.getRecords(stream, it, asked)
         }
+      recentCalls.enqueue(started)
+      if (recentCalls.size > CallsPerSecond) recentCalls.dequeue()
       val finished = clock.millis()
       callMillis += finished - started
       transientFailures = 0
@@ -94,7 +103,10 @@ final class ShardReader(
       val bytes = result.records.iterator.map(_.data.length.toLong).sum
       val byteBudgetMs = if (limits.maxFetchRateBytesPerSec.isInfinite) 0L else (bytes * 1000 / limits.maxFetchRateBytesPerSec).toLong
       val penaltyMs = if (bytes >= LargeResponseBytes) LargeResponsePenaltyMs else 0L
-      _readyAt = started + math.max(limits.minFetchPeriodMs, math.max(byteBudgetMs, penaltyMs))
+      // Never a sixth call within one second of five others, whatever the period: Kinesis counts on its own
+      // clock, so calls exactly minFetchPeriod = 200ms apart can arrive a little closer and be throttled.
+      val windowMs = if (recentCalls.size < CallsPerSecond) Long.MinValue else recentCalls.head + 1000L + WindowMarginMs
+      _readyAt = math.max(windowMs, started + math.max(limits.minFetchPeriodMs, math.max(byteBudgetMs, penaltyMs)))
 
       val records = result.records.iterator
         .map(r => KinesisRecord(r.partitionKey, r.data, r.sequenceNumber, None, r.approximateArrivalMillis))
@@ -103,7 +115,10 @@ final class ShardReader(
       records.lastOption.foreach(r => _position = r.position)
       iterator = result.nextIterator
       _ended = result.nextIterator.isEmpty
-      ShardReadBatch(records, result.millisBehindLatest, _ended, bytes)
+      // Caught up: the shard ended, or a response that did not fill the request came with no lag. A full
+      // response says nothing: MillisBehindLatest can be 0 while more records from the same put follow.
+      val caughtUp = _ended || (result.millisBehindLatest == 0L && result.records.size < asked)
+      ShardReadBatch(records, result.millisBehindLatest, _ended, bytes, caughtUp)
     } catch {
       case _: ProvisionedThroughputExceededException | _: LimitExceededException =>
         throttles += 1
@@ -136,6 +151,9 @@ object ShardReader {
   val LargeResponsePenaltyMs = 5000L
   val ThrottleSleepMs = 5000L
   val ThrottleJitterMs = 1000
+  /** Kinesis allows 5 GetRecords calls per second per shard. */
+  private val CallsPerSecond = 5
+  private val WindowMarginMs = 25L
   private val MaxTransientFailures = 8
   private val BaseBackoffMs = 250L
   private val MaxBackoffMs = 20000L
@@ -147,12 +165,18 @@ object ShardReader {
   }
 }
 
-/** What one GetRecords call gave: records after the reader's previous position, lag, and whether the shard ended. */
-final case class ShardReadBatch(records: Vector[KinesisRecord], millisBehindLatest: Long, ended: Boolean, bytes: Long = 0L) {
-  def caughtUp: Boolean = ended || millisBehindLatest == 0L
-}
+/**
+ * What one GetRecords call gave: records after the reader's previous position, lag, whether the shard ended,
+ * and whether the reader is caught up with the shard's tip.
+ */
+final case class ShardReadBatch(
+    records: Vector[KinesisRecord],
+    millisBehindLatest: Long,
+    ended: Boolean,
+    bytes: Long,
+    caughtUp: Boolean)
 
 object ShardReadBatch {
   /** A call that was throttled or failed transiently: nothing read, and not caught up. */
-  val Throttled: ShardReadBatch = ShardReadBatch(Vector.empty, Long.MaxValue, ended = false)
+  val Throttled: ShardReadBatch = ShardReadBatch(Vector.empty, Long.MaxValue, ended = false, 0L, caughtUp = false)
 }

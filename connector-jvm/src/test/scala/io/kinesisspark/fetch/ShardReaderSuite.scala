@@ -34,6 +34,24 @@ class ShardReaderSuite extends AnyFunSuite {
     assert(api.iteratorCalls == 1) // the iterator is kept between calls
   }
 
+  test("a full response is not caught up even with no lag; a short one with no lag is") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 10)
+    val r = reader(api, TrimHorizon, 10, new SteppedClock)
+    val full = r.next()
+    assert(full.records.size == 10 && full.millisBehindLatest == 0 && !full.caughtUp)
+    val empty = r.next()
+    assert(empty.records.isEmpty && empty.caughtUp)
+  }
+
+  test("never six calls within one second, even at minFetchPeriod 200ms") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 100)
+    val clock = new SteppedClock
+    val r = new ShardReader(api, "s", "shard-0", TrimHorizon, FetchLimits(5, minFetchPeriodMs = 200), clock, clock.sleep)
+    val callTimes = (1 to 11).map { _ => val t = math.max(clock.now, r.readyAt); r.next(); t }
+    callTimes.sliding(6).foreach(window => assert(window.last - window.head > 1000, callTimes))
+    assert(callTimes.zip(callTimes.tail).forall { case (a, b) => b - a >= 200 })
+  }
+
   test("detects the end of a closed shard") {
     val api = new FakeKinesisApi(); api.add("shard-0", 3); api.closed += "shard-0"
     val r = reader(api, AfterRecord("100"), 10, new SteppedClock)
