@@ -16,6 +16,8 @@ from botocore.config import Config
 from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY
 
 PUT_RECORDS_LIMIT = 500  # records per PutRecords call, a Kinesis limit
+# (partition key, data), or (partition key, data, explicit hash key)
+Record = tuple[str, bytes] | tuple[str, bytes, int | str]
 PUT_ATTEMPTS = 10
 ACTIVE_TIMEOUT_S = 60.0
 
@@ -34,6 +36,14 @@ class PutResult:
     sequence_number: str
     sent_at: float
     acknowledged_at: float
+
+
+def _entry(record: Record) -> dict:
+    """The PutRecords entry of one record."""
+    entry = {"PartitionKey": record[0], "Data": record[1]}
+    if len(record) > 2:
+        entry["ExplicitHashKey"] = str(record[2])
+    return entry
 
 
 class Kinesis:
@@ -87,9 +97,16 @@ class Kinesis:
                 return shards
             request = {"NextToken": token}
 
-    def put_records(self, stream: str, records: Iterable[tuple[str, bytes]]) -> list[PutResult]:
+    def hash_key_range(self, stream: str, shard_id: str) -> tuple[int, int]:
+        """The (starting, ending) hash keys of a shard, both inclusive."""
+        shard = next(s for s in self.shards(stream) if s["ShardId"] == shard_id)
+        return int(shard["HashKeyRange"]["StartingHashKey"]), int(shard["HashKeyRange"]["EndingHashKey"])
+
+    def put_records(self, stream: str, records: Iterable[Record]) -> list[PutResult]:
         """Put (partition key, data) records in order, in PutRecords calls of at most 500.
 
+        A record may carry a third element, an explicit hash key (an int or its decimal string), which places
+        it in the shard whose hash key range holds that key instead of the one the partition key's MD5 picks.
         Entries a call reports as failed are retried (in their original order, before the next batch) so
         that every record is stored exactly once; returns one result per record, in input order.
         """
@@ -99,14 +116,14 @@ class Kinesis:
             results.extend(self._put_batch(stream, records[start : start + PUT_RECORDS_LIMIT]))
         return results
 
-    def _put_batch(self, stream: str, batch: Sequence[tuple[str, bytes]]) -> list[PutResult]:
+    def _put_batch(self, stream: str, batch: Sequence[Record]) -> list[PutResult]:
         acknowledged: dict[int, PutResult] = {}
         pending = list(range(len(batch)))
         for attempt in range(PUT_ATTEMPTS):
             sent_at = time.time()
             response = self.client.put_records(
                 StreamName=stream,
-                Records=[{"PartitionKey": batch[i][0], "Data": batch[i][1]} for i in pending],
+                Records=[_entry(batch[i]) for i in pending],
             )
             acknowledged_at = time.time()
             failed = []
@@ -114,7 +131,7 @@ class Kinesis:
                 if "ErrorCode" in entry:
                     failed.append(index)
                 else:
-                    key, data = batch[index]
+                    key, data = batch[index][0], batch[index][1]
                     acknowledged[index] = PutResult(
                         key, data, entry["ShardId"], entry["SequenceNumber"], sent_at, acknowledged_at
                     )

@@ -1,4 +1,5 @@
-"""A replay-safe sink for checking exactly-once delivery: one parquet directory per micro-batch.
+"""A replay-safe sink for checking exactly-once delivery (one parquet directory per micro-batch), and a log of
+a query's progress reports.
 
 Each micro-batch is written to ``out/batch=<batchId>`` with mode overwrite, so a batch that Spark runs again
 after a failure or a restart replaces its own earlier output instead of adding to it. Duplicates in the sink
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,18 +47,27 @@ class BatchSink:
         self.out = root / "out"
         self.checkpoint = root / "checkpoint"
 
-    def start(self, source: DataFrame) -> StreamingQuery:
-        """Start (or, with the same checkpoint, resume) the query that writes ``source`` into this sink."""
+    def start(
+        self, source: DataFrame, trigger: dict | None = None, batch_delay_s: float = 0.0
+    ) -> StreamingQuery:
+        """Start (or, with the same checkpoint, resume) the query that writes ``source`` into this sink.
+
+        ``trigger`` is passed to ``DataStreamWriter.trigger`` (e.g. ``{"availableNow": True}``); the default
+        is Spark's (a micro-batch as soon as the previous one ends). ``batch_delay_s`` makes a slow consumer:
+        each batch sleeps that long after writing its output.
+        """
         out = str(self.out)
 
         def write_batch(batch: DataFrame, batch_id: int) -> None:
             batch.write.mode("overwrite").parquet(f"{out}/batch={batch_id}")
+            if batch_delay_s > 0:
+                time.sleep(batch_delay_s)
 
-        return (
-            source.writeStream.foreachBatch(write_batch)
-            .option("checkpointLocation", str(self.checkpoint))
-            .start()
-        )
+        writer = source.writeStream.foreachBatch(write_batch)
+        writer = writer.option("checkpointLocation", str(self.checkpoint))
+        if trigger:
+            writer = writer.trigger(**trigger)
+        return writer.start()
 
     def batch_dir(self, batch_id: int) -> Path:
         """Where micro-batch ``batch_id`` is written."""
@@ -110,15 +121,19 @@ class BatchSink:
         expected: int,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         settle_s: float = DEFAULT_SETTLE_S,
+        on_poll: Callable[[], None] | None = None,
     ) -> list[SinkRecord]:
         """Poll until the sink holds exactly ``expected`` rows and no more arrive for ``settle_s``.
 
         Fails at once when the query dies or the sink holds more rows than expected, and after ``timeout_s``
         with what did arrive, so a failure says whether data was missing, duplicated or the query was stuck.
+        ``on_poll`` runs at every poll (e.g. :meth:`ProgressLog.poll`, to keep every progress report).
         """
         deadline = time.monotonic() + timeout_s
         reached_at: float | None = None
         while True:
+            if on_poll is not None:
+                on_poll()
             if query.exception() is not None:
                 raise AssertionError(f"query failed while waiting for {expected} rows: {query.exception()}")
             if not query.isActive:
@@ -175,3 +190,42 @@ def wait_until_started(query: StreamingQuery, timeout_s: float = START_TIMEOUT_S
         if time.monotonic() > deadline:
             raise AssertionError(f"no progress report within {timeout_s:.0f} s; query status {query.status}")
         time.sleep(0.2)
+
+
+class ProgressLog:
+    """Every progress report of one query, kept as they are polled.
+
+    ``query.recentProgress`` holds only the latest reports (``spark.sql.streaming.numRecentProgressUpdates``);
+    polling it often enough (e.g. as ``wait_for_rows(..., on_poll=log.poll)``) keeps all of them, in order.
+    """
+
+    def __init__(self, query: StreamingQuery) -> None:
+        self.query = query
+        self._reports: dict[tuple[int, str], dict] = {}
+
+    def poll(self) -> list[dict]:
+        """Adds the query's recent reports to the log; returns the whole log."""
+        for report in self.query.recentProgress:
+            self._reports.setdefault((report["batchId"], report["timestamp"]), report)
+        return self.reports
+
+    @property
+    def reports(self) -> list[dict]:
+        """The reports seen so far, oldest first."""
+        return [self._reports[key] for key in sorted(self._reports, key=lambda k: (k[1], k[0]))]
+
+    def source_metrics(self, source: int = 0, with_data: bool = False) -> list[dict[str, str]]:
+        """The ``metrics`` of one source in each report (only reports that read rows, with ``with_data``)."""
+        return [
+            dict(report["sources"][source]["metrics"] or {})
+            for report in self.reports
+            if report["sources"] and (not with_data or report["numInputRows"] > 0)
+        ]
+
+    def metric(self, name: str, source: int = 0, with_data: bool = False) -> list[float]:
+        """One source metric over time, as numbers, from the reports that have it."""
+        return [
+            float(metrics[name])
+            for metrics in self.source_metrics(source, with_data)
+            if metrics.get(name) is not None
+        ]

@@ -1,0 +1,427 @@
+"""End-to-end tests of the prefetch engine: per-shard rate limits, throttling, the buffer bound,
+Trigger.AvailableNow, source metrics, read limits and the checks of the tuning options.
+
+Rates are checked with the counters of the limits proxy (harness.limits_proxy), which sees every GetRecords
+call the connector makes and enforces Kinesis's per-shard quotas, never with timings measured here. Every test
+puts its own records and compares what the query delivered with what Kinesis acknowledged, exactly.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from harness.emulator import KinesisEmulator
+from harness.kinesis import PutResult
+from harness.limits_proxy import MIB, LimitsProxy
+from harness.sink import BatchSink, ProgressLog, SinkRecord, wait_until_started
+from test_polling_source import assert_delivered_exactly, assert_load_fails, numbered
+
+SHARD_0 = "shardId-000000000000"
+SHARD_1 = "shardId-000000000001"
+RECORD_BYTES = 1000  # "about 1 KB" records
+AVAILABLE_NOW_TIMEOUT_S = 120
+# Spark reports progress after every batch and, when idle, every 10 s (noDataProgressEventInterval).
+METRIC_WAIT_S = 30.0
+THROTTLE_WAIT_S = 60.0
+# What the connector counts for one buffered record beyond its data (partition key, sequence number, framing):
+# a generous allowance, checked against the metrics in the test that relies on it.
+RECORD_OVERHEAD_BYTES = 256
+SOURCE_METRICS = (
+    "avgMsBehindLatest",
+    "maxMsBehindLatest",
+    "minMsBehindLatest",
+    "activeShards",
+    "bufferedRecords",
+    "bufferedBytes",
+    "throttlingEvents",
+    "fetchRounds",
+    "avgFetchLatencyMs",
+)
+
+
+@pytest.fixture
+def proxy(spark, emulator: KinesisEmulator, tmp_path: Path) -> Iterator[Callable[..., LimitsProxy]]:
+    """``proxy(**limits)``: a started LimitsProxy (Kinesis's limits by default) in front of the emulator.
+
+    Queries still running at the end of the test are stopped before the proxy they read through.
+    """
+    started: list[LimitsProxy] = []
+
+    def start(**limits) -> LimitsProxy:
+        running = LimitsProxy(emulator.endpoint, log_path=tmp_path / f"proxy-{len(started)}.log", **limits)
+        started.append(running.start())
+        return running
+
+    yield start
+    for query in spark.streams.active:
+        query.stop()
+    for running in started:
+        running.stop()
+
+
+def sized(count: int, start: int = 0, prefix: str = "rec", keys: int = 50, size: int = RECORD_BYTES):
+    """``count`` records of exactly ``size`` bytes, distinct data ``<prefix>-<i>:...`` over ``keys`` keys."""
+    return [
+        (f"k{i % keys}", f"{prefix}-{i}:".encode().ljust(size, b"."))
+        for i in range(start, start + count)
+    ]
+
+
+def per_shard(puts: list[PutResult]) -> Counter[str]:
+    """Records put per shard."""
+    return Counter(p.shard_id for p in puts)
+
+
+def rows_per_batch(records: list[SinkRecord]) -> dict[int, list[SinkRecord]]:
+    """The sink's rows by micro-batch."""
+    batches: dict[int, list] = defaultdict(list)
+    for record in records:
+        batches[record.batch_id].append(record)
+    return dict(batches)
+
+
+# ---- 1. per-shard limits, through a proxy that enforces Kinesis's
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"minFetchPeriod": "200ms", "maxRecordsPerFetch": "100"}],
+    ids=["defaults", "minFetchPeriod-200ms"],
+)
+def test_get_records_stay_within_five_calls_per_second_per_shard(
+    kinesis, stream, read_kinesis, sink, proxy, options
+):
+    name = stream(2)
+    puts = kinesis.put_records(name, numbered(3000))
+    counts = per_shard(puts)
+    assert set(counts) == {SHARD_0, SHARD_1}
+    period_ms = int(options.get("minFetchPeriod", "400ms").removesuffix("ms"))
+    limits = proxy()
+
+    source = read_kinesis(name, endpoint=limits.endpoint, initialPosition="trim_horizon", **options)
+    query = sink.start(source)
+    records = sink.wait_for_rows(query, len(puts))
+    query.stop()
+    assert_delivered_exactly(records, puts, name)
+
+    stats = limits.stats()
+    for shard in (SHARD_0, SHARD_1):
+        reads = limits.shard_stats(name, shard, "GetRecords", stats)
+        assert reads["records"] >= counts[shard], f"{shard}: not every record was read through the proxy"
+        assert reads["throttled_calls"] == 0, f"{shard}: {reads}"
+        # Calls at least minFetchPeriod apart: at most 3 in a second at the default 400ms, 5 at 200ms.
+        assert reads["max_calls_1s"] <= math.ceil(1000 / period_ms), f"{shard}: {reads}"
+        if options:
+            # 100 records per call: each shard takes 15 calls or more at the 200 ms spacing, so the
+            # connector runs at the limit for a while (otherwise "at most 5" would prove nothing).
+            assert reads["calls"] >= math.ceil(counts[shard] / 100), f"{shard}: {reads}"
+            assert reads["max_calls_1s"] >= 4, f"{shard}: the connector never came near 5 calls/s: {reads}"
+        iterators = limits.shard_stats(name, shard, "GetShardIterator", stats)
+        assert iterators["throttled_calls"] == 0, f"{shard}: {iterators}"
+    assert limits.shard_stats("?", "?", "GetRecords", stats)["calls"] == 0, "a GetRecords call was not mapped"
+
+
+def test_max_fetch_rate_bounds_the_bytes_read_per_shard_per_second(
+    kinesis, stream, read_kinesis, sink, proxy
+):
+    name = stream(2)
+    puts = kinesis.put_records(name, sized(800))
+    counts = per_shard(puts)
+    rate_mb = 0.05  # about 52 KB/s
+    per_call = 50  # records per GetRecords call: about 50 KB per response
+    budget = rate_mb * MIB * 1.0 + per_call * RECORD_BYTES  # one second's worth, plus the response in flight
+    # Without the rate limit, five 50 KB responses a second (minFetchPeriod 200ms) would break the budget,
+    # and each shard holds several seconds' worth.
+    assert min(counts.values()) * RECORD_BYTES > 3 * budget
+    limits = proxy()
+
+    query = sink.start(
+        read_kinesis(
+            name,
+            endpoint=limits.endpoint,
+            initialPosition="trim_horizon",
+            maxFetchRate=str(rate_mb),
+            minFetchPeriod="200ms",
+            maxRecordsPerFetch=str(per_call),
+        )
+    )
+    records = sink.wait_for_rows(query, len(puts))
+    query.stop()
+    assert_delivered_exactly(records, puts, name)
+
+    stats = limits.stats()
+    for shard in (SHARD_0, SHARD_1):
+        reads = limits.shard_stats(name, shard, "GetRecords", stats)
+        assert reads["bytes"] >= counts[shard] * RECORD_BYTES, f"{shard}: {reads}"
+        assert reads["max_bytes_1s"] <= budget, f"{shard}: {reads['max_bytes_1s']} bytes in 1 s > {budget}"
+        assert reads["throttled_calls"] == 0 and reads["max_calls_1s"] <= 5, f"{shard}: {reads}"
+
+
+# ---- 2. throttling
+
+
+def test_two_queries_on_one_stream_survive_throttling(
+    spark, kinesis, stream, read_kinesis, sink, proxy, tmp_path
+):
+    name = stream(2)
+    limits = proxy()
+    # Two consumers that each take a shard's whole budget (5 calls/s, 2 MB/s): together they are throttled.
+    options = dict(
+        endpoint=limits.endpoint,
+        initialPosition="trim_horizon",
+        maxFetchRate="2.0",
+        minFetchPeriod="200ms",
+        maxRecordsPerFetch="50",
+        maxFetchDuration="1s",
+    )
+    second = BatchSink(spark, tmp_path / "second")
+    queries = [sink.start(read_kinesis(name, **options)), second.start(read_kinesis(name, **options))]
+    for query in queries:
+        wait_until_started(query)
+    logs = [ProgressLog(query) for query in queries]
+    puts = kinesis.put_records(name, numbered(600))  # straight to the emulator, while both queries poll
+
+    # Both read the 6 calls' worth each shard holds at once: 10 calls/s per shard. Once the proxy has
+    # throttled them, the limit is lifted, or two consumers taking 5 calls/s each would crawl for minutes.
+    deadline = time.monotonic() + THROTTLE_WAIT_S
+    while limits.operation_stats("GetRecords")["throttled_calls"] == 0:
+        assert time.monotonic() < deadline, f"no call throttled in {THROTTLE_WAIT_S:.0f} s: {limits.stats()}"
+        time.sleep(0.2)
+    limits.set_limits(get_records_calls_per_s=None, get_shard_iterator_calls_per_s=None)
+
+    for query, query_sink in zip(queries, (sink, second), strict=True):
+        records = query_sink.wait_for_rows(query, len(puts), on_poll=lambda: [log.poll() for log in logs])
+        assert_delivered_exactly(records, puts, name)
+    stats = limits.stats()
+    throttled = sum(
+        limits.operation_stats(op, stats)["throttled_calls"] for op in ("GetRecords", "GetShardIterator")
+    )
+
+    # The throttled calls show up in the progress of the queries that made them.
+    def reported() -> list[float]:
+        return [max(log.metric("throttlingEvents"), default=0.0) for log in logs]
+
+    deadline = time.monotonic() + METRIC_WAIT_S
+    while max(reported()) == 0 and time.monotonic() < deadline:
+        for log in logs:
+            log.poll()
+        time.sleep(1)
+    for query in queries:
+        assert query.exception() is None, query.exception()
+        query.stop()
+    assert max(reported()) > 0, f"throttlingEvents {reported()} while the proxy throttled {throttled} calls"
+    assert sum(reported()) <= throttled, f"throttlingEvents {reported()} > {throttled} throttled calls"
+
+
+# ---- 3. the buffer bound
+
+
+def test_prefetching_pauses_while_fetch_buffer_size_is_buffered(kinesis, stream, read_kinesis, sink):
+    name = stream(2)
+    puts = kinesis.put_records(name, sized(600))
+    shards = 2
+    buffer_bytes = 200 * 1024
+    per_call = 25
+    min_fetch_period_ms, max_fetch_duration_ms = 200, 500
+    # A round runs at most maxFetchDuration; its calls on a shard start at least minFetchPeriod apart (less
+    # a millisecond of clock rounding) and before the round's deadline; each returns at most per_call records.
+    calls_per_round = math.ceil(max_fetch_duration_ms / (min_fetch_period_ms - 1))
+    round_bytes = shards * calls_per_round * per_call * (RECORD_BYTES + RECORD_OVERHEAD_BYTES)
+    bound = buffer_bytes + round_bytes
+    # Everything buffered at once would break the bound, so prefetching must pause to pass.
+    assert len(puts) * RECORD_BYTES > bound + 100 * 1024
+
+    query = sink.start(
+        read_kinesis(
+            name,
+            initialPosition="trim_horizon",
+            fetchBufferSize="200kb",
+            maxRecordsPerFetch=str(per_call),
+            maxRecordsPerTrigger="50",
+            minFetchPeriod=f"{min_fetch_period_ms}ms",
+            maxFetchDuration=f"{max_fetch_duration_ms}ms",
+        ),
+        batch_delay_s=0.4,
+    )
+    log = ProgressLog(query)
+    records = sink.wait_for_rows(query, len(puts), on_poll=log.poll)
+    log.poll()
+    query.stop()
+    assert_delivered_exactly(records, puts, name)
+
+    metrics = log.source_metrics(with_data=True)
+    assert len(metrics) >= 10, f"only {len(metrics)} progress reports with data"
+    buffered = [int(m["bufferedBytes"]) for m in metrics]
+    ratios = [int(m["bufferedBytes"]) / n for m in metrics if (n := int(m["bufferedRecords"]))]
+    assert ratios and max(ratios) <= RECORD_BYTES + RECORD_OVERHEAD_BYTES, f"bytes per record {ratios}"
+    assert max(buffered) <= bound, f"bufferedBytes {buffered} exceeds {bound}"
+    assert max(buffered) >= buffer_bytes // 2, f"the buffer never filled: bufferedBytes {buffered}"
+
+
+# ---- 4. Trigger.AvailableNow
+
+
+def test_available_now_reads_what_the_shards_held_then_stops(kinesis, stream, read_kinesis, sink):
+    name = stream(1)
+    [parent] = [s["ShardId"] for s in kinesis.shards(name)]
+    parent_puts = kinesis.put_records(name, numbered(300, prefix="parent"))
+    kinesis.split_shard(name, parent)
+    children = sorted(
+        (kinesis.hash_key_range(name, s["ShardId"]), s["ShardId"])
+        for s in kinesis.shards(name)
+        if s["ShardId"] != parent
+    )
+    (low_range, low), (high_range, high) = children
+    # Records for the low child only: the high child stays empty, the parent is closed.
+    child_puts = kinesis.put_records(
+        name, [(key, data, low_range[0] + i) for i, (key, data) in enumerate(numbered(300, prefix="child"))]
+    )
+    assert {p.shard_id for p in parent_puts} == {parent} and {p.shard_id for p in child_puts} == {low}
+    options = dict(initialPosition="trim_horizon", maxRecordsPerFetch="50")
+
+    query = sink.start(read_kinesis(name, **options), trigger={"availableNow": True})
+    assert query.awaitTermination(AVAILABLE_NOW_TIMEOUT_S), (
+        f"AvailableNow did not stop within {AVAILABLE_NOW_TIMEOUT_S} s; {sink.describe(query)}"
+    )
+    assert query.exception() is None, query.exception()
+    first_run = sink.records()
+    assert_delivered_exactly(first_run, parent_puts + child_puts, name)
+    last_batch = max(r.batch_id for r in first_run)
+
+    more = kinesis.put_records(
+        name,
+        [(key, data, low_range[0] + i) for i, (key, data) in enumerate(numbered(100, prefix="low-more"))]
+        + [(key, data, high_range[0] + i) for i, (key, data) in enumerate(numbered(100, prefix="high-more"))],
+    )
+    assert {p.shard_id for p in more} == {low, high}
+    query = sink.start(read_kinesis(name, **options), trigger={"availableNow": True})
+    assert query.awaitTermination(AVAILABLE_NOW_TIMEOUT_S), (
+        f"the second AvailableNow run did not stop within {AVAILABLE_NOW_TIMEOUT_S} s; {sink.describe(query)}"
+    )
+    assert query.exception() is None, query.exception()
+    records = sink.records()
+    assert_delivered_exactly(records, parent_puts + child_puts + more, name)
+    second_run = [r for r in records if r.batch_id > last_batch]
+    assert sorted(r.data for r in second_run) == sorted(p.data for p in more)
+
+
+def test_available_now_on_an_empty_stream_stops_by_itself(stream, read_kinesis, sink):
+    name = stream(2)
+    query = sink.start(read_kinesis(name, initialPosition="trim_horizon"), trigger={"availableNow": True})
+    assert query.awaitTermination(60), f"AvailableNow on an empty stream did not stop; {sink.describe(query)}"
+    assert query.exception() is None, query.exception()
+    # Spark may run one batch on a fresh checkpoint (nothing is committed yet); it must be empty.
+    assert sink.records() == []
+
+
+# ---- 5. metrics
+
+
+def test_lag_metrics_show_a_backlog_and_then_the_catch_up(kinesis, stream, read_kinesis, sink):
+    name = stream(1)
+    # MillisBehindLatest is measured between arrival times: records put 2 s before the newest ones are behind.
+    backlog = kinesis.put_records(name, numbered(400, prefix="old"))
+    time.sleep(2)
+    recent = kinesis.put_records(name, numbered(100, start=400, prefix="new"))
+    # A small buffer keeps the prefetcher from running ahead of the batches: when the first batch reports, the
+    # prefetcher has read at most about 200 records (buffer, one round, two batches), all of the backlog.
+    query = sink.start(
+        read_kinesis(
+            name,
+            initialPosition="trim_horizon",
+            fetchBufferSize="16kb",
+            maxRecordsPerFetch="20",
+            maxRecordsPerTrigger="50",
+            minFetchPeriod="200ms",
+            maxFetchDuration="300ms",
+        )
+    )
+    log = ProgressLog(query)
+    records = sink.wait_for_rows(query, len(backlog) + len(recent), on_poll=log.poll)
+    log.poll()
+    query.stop()
+    assert_delivered_exactly(records, backlog + recent, name)
+
+    metrics = log.source_metrics(with_data=True)
+    assert len(metrics) >= 10
+    for m in metrics:
+        assert set(SOURCE_METRICS) <= set(m), f"missing {set(SOURCE_METRICS) - set(m)} in {m}"
+        assert float(m["minMsBehindLatest"]) <= float(m["avgMsBehindLatest"]) <= float(m["maxMsBehindLatest"])
+        assert int(m["activeShards"]) == 1 and int(m["throttlingEvents"]) == 0, m
+        assert int(m["bufferedRecords"]) >= 0 and int(m["bufferedBytes"]) >= 0, m
+        assert float(m["avgFetchLatencyMs"]) >= 0, m
+    rounds = [int(m["fetchRounds"]) for m in metrics]
+    assert rounds == sorted(rounds) and rounds[0] > 0, f"fetchRounds {rounds}"
+    lag = [int(m["maxMsBehindLatest"]) for m in metrics]
+    assert lag[0] > 0, f"no lag reported while the backlog was read: maxMsBehindLatest {lag}"
+    assert lag[-1] == 0, f"lag after catching up: maxMsBehindLatest {lag}"
+
+
+# ---- 6. read limits
+
+
+def test_max_records_per_trigger_bounds_every_batch(kinesis, stream, read_kinesis, sink):
+    name = stream(2)
+    puts = kinesis.put_records(name, numbered(1000))
+    query = sink.start(read_kinesis(name, initialPosition="trim_horizon", maxRecordsPerTrigger="100"))
+    records = sink.wait_for_rows(query, len(puts))
+    query.stop()
+    assert_delivered_exactly(records, puts, name)
+    sizes = {batch: len(rows) for batch, rows in sorted(rows_per_batch(records).items())}
+    assert all(0 < n <= 100 for n in sizes.values()), f"rows per batch {sizes}"
+    assert len(sizes) >= 10
+
+
+def test_max_bytes_per_trigger_bounds_every_batch(kinesis, stream, read_kinesis, sink):
+    name = stream(2)
+    puts = kinesis.put_records(name, sized(200))
+    limit = 20 * 1024
+    per_call = 8  # a block (one GetRecords response) holds at most 8 KB of data, well within the limit
+    query = sink.start(
+        read_kinesis(
+            name,
+            initialPosition="trim_horizon",
+            maxBytesPerTrigger="20kb",
+            maxRecordsPerFetch=str(per_call),
+            minFetchPeriod="200ms",
+        )
+    )
+    records = sink.wait_for_rows(query, len(puts))
+    query.stop()
+    assert_delivered_exactly(records, puts, name)
+    batches = sorted(rows_per_batch(records).items())
+    data_bytes = {batch: sum(len(r.data) for r in rows) for batch, rows in batches}
+    assert all(0 < n <= limit for n in data_bytes.values()), f"data bytes per batch {data_bytes}"
+    assert len(data_bytes) >= math.ceil(len(puts) * RECORD_BYTES / limit)
+
+
+# ---- 7. option checks
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("minFetchPeriod", "100ms"),
+        ("minFetchPeriod", "soon"),
+        ("maxFetchRate", "3"),
+        ("maxFetchRate", "0"),
+        ("fetchBufferSize", "lots"),
+        ("maxFetchDuration", "0ms"),
+        ("shardsPerTask", "0"),
+        ("shardFetchInterval", "often"),
+        ("maxShardsPerDescribe", "10001"),
+        ("coalesceBinSize", "big"),
+        ("maxRecordsPerTrigger", "0"),
+        ("maxBytesPerTrigger", "much"),
+    ],
+)
+def test_bad_prefetch_option_fails_at_load(stream, read_kinesis, option, value):
+    name = stream(1)
+    value_pattern = rf"(?<![\w.]){re.escape(value)}(?![\w.])"
+    assert_load_fails(lambda: read_kinesis(name, **{option: value}), re.escape(option), value_pattern)
