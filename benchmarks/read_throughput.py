@@ -19,9 +19,8 @@ settings minFetchPeriod=210ms, maxFetchDuration=200ms) and both paths (emulator 
 Through the proxy, its counters give the connector's GetRecords calls, how many were throttled, and the most
 calls any shard got in one second.
 
-Options the connector does not read yet are ignored by it, so the low-latency rows equal the default rows
-until it implements them. The Spark session is the harness's local[2] one with a copy of the connector jar
-(the build may replace the jar while this runs).
+The Spark session is the harness's local[2] one with a copy of the connector jar (the build may replace the
+jar while this runs).
 
     .venv/bin/python benchmarks/read_throughput.py            # the default matrix: about 5-6 minutes
     .venv/bin/python benchmarks/read_throughput.py --quick    # 1 and 4 shards, less data: about 2 minutes
@@ -52,10 +51,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests-integration"))
 
-import boto3  # noqa: E402
-from botocore.config import Config  # noqa: E402
 from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY, KinesisEmulator  # noqa: E402
-from harness.kinesis import Kinesis  # noqa: E402
+from harness.kinesis import Kinesis, boto_client  # noqa: E402
 from harness.limits_proxy import MIB, LimitsProxy  # noqa: E402
 from harness.spark import connector_jar, local_spark  # noqa: E402
 
@@ -124,17 +121,6 @@ def fill(kinesis: Kinesis, stream: str, count: int, size: int) -> float:
         stream, ((keys[i % len(keys)], (b"%010d" % i).ljust(size, b".")) for i in range(count))
     )
     return count / (time.perf_counter() - started)
-
-
-def boto_client(endpoint: str):
-    return boto3.client(
-        "kinesis",
-        endpoint_url=endpoint,
-        region_name=REGION,
-        aws_access_key_id=ACCESS_KEY,
-        aws_secret_access_key=SECRET_KEY,
-        config=Config(retries={"mode": "standard", "max_attempts": 5}, read_timeout=60),
-    )
 
 
 def raw_read_rate(endpoint: str, stream: str, shard_ids: list[str], expected: int) -> float:
@@ -416,10 +402,10 @@ READING = [
     "- The raw rate in the ceiling is boto3's (Python, JSON); the connector reads CBOR from the JVM, which "
     "can be faster on the same emulator. All processes share the machine's cores, so the emulator's rate "
     "drops while Spark works.",
-    "- Latency is dominated by the micro-batch cycle (a fetch job per trigger, then the batch); the "
-    "producer writes directly to the emulator in both paths.",
-    "- Rows that differ only in options the connector does not read show the run-to-run noise on this "
-    "machine, which is large (tens of percent) for reads this short.",
+    "- Latency is a prefetch round (up to `maxFetchDuration`, calls `minFetchPeriod` apart) plus one "
+    "micro-batch; the producer writes directly to the emulator in both paths.",
+    "- Run-to-run noise on this machine is large (tens of percent) for reads this short: the emulator, "
+    "Spark and the proxy share 2 cores.",
 ]
 
 

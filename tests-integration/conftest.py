@@ -12,12 +12,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from pyspark.sql import DataFrame, SparkSession
-
 from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY, KinesisEmulator
 from harness.kinesis import Kinesis
+from harness.limits_proxy import LimitsProxy
 from harness.sink import BatchSink
 from harness.spark import local_spark
+from pyspark.sql import DataFrame, SparkSession
 
 
 @pytest.fixture(scope="session")
@@ -89,3 +89,24 @@ def sink(spark: SparkSession, tmp_path: Path) -> Iterator[BatchSink]:
     yield BatchSink(spark, tmp_path)
     for query in spark.streams.active:
         query.stop()
+
+
+@pytest.fixture
+def proxy(request: pytest.FixtureRequest, emulator: KinesisEmulator, tmp_path: Path) -> Iterator[Callable[..., LimitsProxy]]:
+    """``proxy(**limits)``: a started LimitsProxy (Kinesis's limits by default) in front of the emulator.
+
+    Queries still running at the end of a test that uses Spark are stopped before the proxy they read through.
+    """
+    started: list[LimitsProxy] = []
+
+    def start(**limits: object) -> LimitsProxy:
+        running = LimitsProxy(emulator.endpoint, log_path=tmp_path / f"proxy-{len(started)}.log", **limits)
+        started.append(running.start())
+        return running
+
+    yield start
+    if "spark" in request.fixturenames:
+        for query in request.getfixturevalue("spark").streams.active:
+            query.stop()
+    for running in started:
+        running.stop()

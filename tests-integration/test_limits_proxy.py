@@ -17,19 +17,15 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import boto3
 import cbor2
 import pyspark
 import pytest
-from botocore.config import Config
 from botocore.exceptions import ClientError
-from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY, KinesisEmulator
-from harness.kinesis import Kinesis
-from harness.limits_proxy import CBOR_TYPE, JSON_TYPE, THROTTLED, LimitsProxy
+from harness.kinesis import Kinesis, boto_client
+from harness.limits_proxy import CBOR_TYPE, JSON_TYPE, THROTTLED
 from harness.spark import connector_jar
 
 SHARD_0 = "shardId-000000000000"
@@ -37,31 +33,9 @@ SHARD_1 = "shardId-000000000001"
 KB = 1000
 
 
-def client(endpoint: str) -> boto3.client:
+def client(endpoint: str):  # noqa: ANN201
     """A boto3 Kinesis client that makes exactly one attempt per call."""
-    return boto3.client(
-        "kinesis",
-        endpoint_url=endpoint,
-        region_name=REGION,
-        aws_access_key_id=ACCESS_KEY,
-        aws_secret_access_key=SECRET_KEY,
-        config=Config(retries={"total_max_attempts": 1}, read_timeout=60),
-    )
-
-
-@pytest.fixture
-def proxy(emulator: KinesisEmulator, tmp_path: Path) -> Iterator[Callable[..., LimitsProxy]]:
-    """``proxy(**limits)``: a started LimitsProxy in front of the emulator, stopped after the test."""
-    started: list[LimitsProxy] = []
-
-    def start(**limits) -> LimitsProxy:
-        running = LimitsProxy(emulator.endpoint, log_path=tmp_path / f"proxy-{len(started)}.log", **limits)
-        started.append(running.start())
-        return running
-
-    yield start
-    for running in started:
-        running.stop()
+    return boto_client(endpoint, max_attempts=1)
 
 
 def keys_for(kinesis: Kinesis, stream: str, shard_id: str, count: int, prefix: str = "k") -> list[str]:

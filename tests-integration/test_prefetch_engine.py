@@ -12,13 +12,10 @@ import math
 import re
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
-from harness.emulator import KinesisEmulator
 from harness.kinesis import PutResult
-from harness.limits_proxy import MIB, LimitsProxy
+from harness.limits_proxy import MIB
 from harness.sink import BatchSink, ProgressLog, SinkRecord, wait_until_started
 from test_polling_source import assert_delivered_exactly, assert_load_fails, numbered
 
@@ -43,26 +40,6 @@ SOURCE_METRICS = (
     "fetchRounds",
     "avgFetchLatencyMs",
 )
-
-
-@pytest.fixture
-def proxy(spark, emulator: KinesisEmulator, tmp_path: Path) -> Iterator[Callable[..., LimitsProxy]]:
-    """``proxy(**limits)``: a started LimitsProxy (Kinesis's limits by default) in front of the emulator.
-
-    Queries still running at the end of the test are stopped before the proxy they read through.
-    """
-    started: list[LimitsProxy] = []
-
-    def start(**limits) -> LimitsProxy:
-        running = LimitsProxy(emulator.endpoint, log_path=tmp_path / f"proxy-{len(started)}.log", **limits)
-        started.append(running.start())
-        return running
-
-    yield start
-    for query in spark.streams.active:
-        query.stop()
-    for running in started:
-        running.stop()
 
 
 def sized(count: int, start: int = 0, prefix: str = "rec", keys: int = 50, size: int = RECORD_BYTES):

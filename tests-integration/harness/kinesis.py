@@ -46,18 +46,25 @@ def _entry(record: Record) -> dict:
     return entry
 
 
+def boto_client(endpoint: str, max_attempts: int = 5):  # noqa: ANN201 (boto3 clients have no static type)
+    """A boto3 Kinesis client for ``endpoint`` (region us-east-1, keys ``test``/``test``); ``max_attempts=1``
+    makes exactly one attempt per call (to see throttling as it happens)."""
+    retries = {"mode": "standard", "max_attempts": max_attempts} if max_attempts > 1 else {"total_max_attempts": 1}
+    return boto3.client(
+        "kinesis",
+        endpoint_url=endpoint,
+        region_name=REGION,
+        aws_access_key_id=ACCESS_KEY,
+        aws_secret_access_key=SECRET_KEY,
+        config=Config(retries=retries, read_timeout=60),
+    )
+
+
 class Kinesis:
     """boto3 Kinesis client for one emulator endpoint (region us-east-1, keys ``test``/``test``)."""
 
     def __init__(self, endpoint: str) -> None:
-        self.client = boto3.client(
-            "kinesis",
-            endpoint_url=endpoint,
-            region_name=REGION,
-            aws_access_key_id=ACCESS_KEY,
-            aws_secret_access_key=SECRET_KEY,
-            config=Config(retries={"mode": "standard", "max_attempts": 5}, read_timeout=60),
-        )
+        self.client = boto_client(endpoint)
 
     def close(self) -> None:
         """Close the client's connections (the emulator's graceful shutdown waits for open ones)."""
