@@ -6,6 +6,7 @@ import java.util.Optional
 import scala.jdk.CollectionConverters._
 import scala.util.Random
 
+import org.apache.spark.kinesisspark.BlockStoreBridge
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming._
@@ -131,7 +132,7 @@ final class KinesisMicroBatchStream(
 
   override def commit(end: Offset): Unit =
     prefetcher.committed(end.asInstanceOf[KinesisSourceOffset])
-      .foreach(b => org.apache.spark.kinesisspark.BlockStoreBridge.remove(b.streamId, b.uniqueId))
+      .foreach(b => BlockStoreBridge.remove(b.streamId, b.uniqueId))
 
   override def stop(): Unit = prefetcher.stop()
 

@@ -123,7 +123,7 @@ final class Prefetcher(
       return false
     }
     val orders = synchronized {
-      val known = base.keys.map(k => k -> buffer.end(k._1, k._2).getOrElse(base(k))).toMap
+      val known = positions
       options.streams.flatMap { stream =>
         val graph = graphs.getOrElse(stream, ShardGraph(Nil))
         val positions = known.collect { case ((s, shard), pos) if s == stream => shard -> pos }
