@@ -22,6 +22,12 @@ object KinesisOptionKeys {
   val MaxRecordsPerTrigger = "maxRecordsPerTrigger"
   val MaxBytesPerTrigger = "maxBytesPerTrigger"
 
+  /** Every option the source reads. */
+  val All: Seq[String] = Seq(StreamName, Region, Endpoint, InitialPosition, AwsAccessKey, AwsSecretKey,
+    MaxRecordsPerFetch, FailOnDataLoss, MaxFetchRate, MinFetchPeriod, MaxFetchDuration, FetchBufferSize, ShardsPerTask,
+    ShardFetchInterval, CoalesceThresholdBlockSize, CoalesceBinSize, MaxShardsPerDescribe, MaxRecordsPerTrigger,
+    MaxBytesPerTrigger)
+
   /** Values of these options are secrets: never logged, echoed in errors, or shown in plans. */
   val Secrets: Set[String] = Set(AwsAccessKey, AwsSecretKey).map(_.toLowerCase(java.util.Locale.ROOT))
 }

@@ -30,9 +30,16 @@ final class KinesisSourceProvider extends TableProvider with DataSourceRegister 
   override def inferSchema(options: CaseInsensitiveStringMap): StructType = KinesisRecordSchema.schema
 
   override def getTable(schema: StructType, partitioning: Array[Transform], properties: util.Map[String, String]): Table = {
-    val options = KinesisSourceOptions.parse(properties.asScala.toMap)
+    val userOptions = properties.asScala.toMap
+    // Spark adds its own "path" entry for load(path); it is not an option the user set for us.
+    UnknownOptions.warnings(userOptions.keySet - "path").foreach(w => KinesisSourceProvider.log.warn(w))
+    val options = KinesisSourceOptions.parse(userOptions)
     val api = KinesisClients.api(options.connection)
     options.streams.foreach(api.describeStream)
     new KinesisTable(options)
   }
+}
+
+object KinesisSourceProvider {
+  private val log = org.slf4j.LoggerFactory.getLogger(classOf[KinesisSourceProvider])
 }
