@@ -24,13 +24,13 @@ import io.kinesisspark.aws.KinesisClients
  *     .load()
  * }}}
  */
-final class KinesisSourceProvider extends TableProvider with DataSourceRegister {
+class KinesisSourceProvider extends TableProvider with DataSourceRegister {
   override def shortName(): String = "kinesis"
 
   override def inferSchema(options: CaseInsensitiveStringMap): StructType = KinesisRecordSchema.schema
 
   override def getTable(schema: StructType, partitioning: Array[Transform], properties: util.Map[String, String]): Table = {
-    val userOptions = properties.asScala.toMap
+    val userOptions = AwslabsOptions.translate(properties.asScala.toMap)
     // Spark adds its own "path" entry for load(path); it is not an option the user set for us.
     UnknownOptions.warnings(userOptions.keySet - "path").foreach(w => KinesisSourceProvider.log.warn(w))
     val options = KinesisSourceOptions.parse(userOptions)
@@ -42,4 +42,12 @@ final class KinesisSourceProvider extends TableProvider with DataSourceRegister 
 
 object KinesisSourceProvider {
   private val log = org.slf4j.LoggerFactory.getLogger(classOf[KinesisSourceProvider])
+}
+
+/**
+ * `format("aws-kinesis")`: the awslabs connector's short name, so its users can switch by changing nothing; its
+ * `kinesis.*` option names are accepted everywhere (see [[AwslabsOptions]]).
+ */
+final class AwsKinesisSourceProvider extends KinesisSourceProvider {
+  override def shortName(): String = "aws-kinesis"
 }
