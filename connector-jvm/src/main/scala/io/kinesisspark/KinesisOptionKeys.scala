@@ -22,11 +22,20 @@ object KinesisOptionKeys {
   val MaxRecordsPerTrigger = "maxRecordsPerTrigger"
   val MaxBytesPerTrigger = "maxBytesPerTrigger"
 
+  val ConsumerMode = "consumerMode"
+
+  /**
+   * Databricks options for features this version does not have yet. Setting one is refused: silently ignoring,
+   * say, `roleArn` would run the query with other credentials than the user asked for.
+   */
+  val NotYetSupported: Seq[String] = Seq("roleArn", "roleExternalId", "roleSessionName", "consumerName",
+    "consumerNamePrefix", "requireConsumerDeregistration", "consumerRefreshInterval")
+
   /** Every option the source reads. */
   val All: Seq[String] = Seq(StreamName, Region, Endpoint, InitialPosition, AwsAccessKey, AwsSecretKey,
     MaxRecordsPerFetch, FailOnDataLoss, MaxFetchRate, MinFetchPeriod, MaxFetchDuration, FetchBufferSize, ShardsPerTask,
     ShardFetchInterval, CoalesceThresholdBlockSize, CoalesceBinSize, MaxShardsPerDescribe, MaxRecordsPerTrigger,
-    MaxBytesPerTrigger)
+    MaxBytesPerTrigger, ConsumerMode)
 
   /** Values of these options are secrets: never logged, echoed in errors, or shown in plans. */
   val Secrets: Set[String] = Set(AwsAccessKey, AwsSecretKey).map(_.toLowerCase(java.util.Locale.ROOT))

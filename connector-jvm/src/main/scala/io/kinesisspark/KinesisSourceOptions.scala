@@ -80,6 +80,16 @@ object KinesisSourceOptions {
     val opts = options.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
     def get(key: String): Option[String] = opts.get(key.toLowerCase(Locale.ROOT)).filter(_ != null)
 
+    NotYetSupported.find(k => get(k).isDefined).foreach { k =>
+      throw new IllegalArgumentException(s"Option '$k' is not supported by this version of kinesis-spark yet; " +
+        "remove it (see the README's option table for what is supported).")
+    }
+    get(ConsumerMode).foreach { mode =>
+      if (!mode.trim.equalsIgnoreCase("polling")) {
+        throw KinesisErrors.invalidOption(ConsumerMode, mode, "'polling' (enhanced fan-out, 'efo', is not supported by " +
+          "this version yet)")
+      }
+    }
     val streams = get(StreamName).map(_.split(",").map(_.trim).toSeq).getOrElse(Nil)
     if (streams.isEmpty) throw KinesisErrors.missingOption(StreamName, "a Kinesis stream name, or a comma-separated list")
     streams.foreach { s =>
