@@ -41,9 +41,6 @@ private[kinesisspark] object KinesisErrors {
         "longer in the stream (expired by retention, or the stream was deleted or recreated). To skip what is " +
         "gone and continue from the oldest available record, set option 'failOnDataLoss' to 'false'; to start " +
         "over, use a new checkpoint location.")
-
-  def kinesisCallFailed(call: String, stream: String, cause: Throwable): KinesisSparkException =
-    new KinesisSparkException(s"Kinesis $call failed for stream '$stream': ${cause.getMessage}", cause)
 }
 
 /** The connector's own runtime error, so callers (and the Python package) can tell ours from Spark's. */

@@ -36,7 +36,4 @@ object KinesisOptionKeys {
     MaxRecordsPerFetch, FailOnDataLoss, MaxFetchRate, MinFetchPeriod, MaxFetchDuration, FetchBufferSize, ShardsPerTask,
     ShardFetchInterval, CoalesceThresholdBlockSize, CoalesceBinSize, MaxShardsPerDescribe, MaxRecordsPerTrigger,
     MaxBytesPerTrigger, ConsumerMode)
-
-  /** Values of these options are secrets: never logged, echoed in errors, or shown in plans. */
-  val Secrets: Set[String] = Set(AwsAccessKey, AwsSecretKey).map(_.toLowerCase(java.util.Locale.ROOT))
 }

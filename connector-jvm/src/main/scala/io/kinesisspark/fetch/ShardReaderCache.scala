@@ -31,9 +31,6 @@ object ShardReaderCache {
   def release(streamId: Int, reader: ShardReader): Unit =
     if (!reader.ended) readers.put(Key(streamId, reader.stream, reader.shardId), Entry(reader, System.currentTimeMillis()))
 
-  /** Drops every reader of one stream instance (its query stopped). */
-  def dropAll(streamId: Int): Unit = readers.keySet().asScala.filter(_.streamId == streamId).foreach(readers.remove)
-
   private def evictIdle(): Unit = {
     val now = System.currentTimeMillis()
     readers.entrySet().asScala.filter(e => now - e.getValue.releasedAtMillis > IdleMillis).foreach(e => readers.remove(e.getKey))
