@@ -42,6 +42,16 @@ SOURCE_METRICS = (
 )
 
 
+def read_all_through_proxy(sink: BatchSink, source, puts: list[PutResult], name: str, limits) -> dict:
+    """Runs ``source`` into ``sink`` until every put record arrived exactly once, stops the query, and returns
+    the proxy's counters (read them per shard with ``limits.shard_stats(..., stats)``)."""
+    query = sink.start(source)
+    records = sink.wait_for_rows(query, len(puts))
+    query.stop()
+    assert_delivered_exactly(records, puts, name)
+    return limits.stats()
+
+
 def sized(count: int, start: int = 0, prefix: str = "rec", keys: int = 50, size: int = RECORD_BYTES):
     """``count`` records of exactly ``size`` bytes, distinct data ``<prefix>-<i>:...`` over ``keys`` keys."""
     return [
@@ -82,12 +92,7 @@ def test_get_records_stay_within_five_calls_per_second_per_shard(
     limits = proxy()
 
     source = read_kinesis(name, endpoint=limits.endpoint, initialPosition="trim_horizon", **options)
-    query = sink.start(source)
-    records = sink.wait_for_rows(query, len(puts))
-    query.stop()
-    assert_delivered_exactly(records, puts, name)
-
-    stats = limits.stats()
+    stats = read_all_through_proxy(sink, source, puts, name, limits)
     for shard in (SHARD_0, SHARD_1):
         reads = limits.shard_stats(name, shard, "GetRecords", stats)
         assert reads["records"] >= counts[shard], f"{shard}: not every record was read through the proxy"
@@ -118,21 +123,15 @@ def test_max_fetch_rate_bounds_the_bytes_read_per_shard_per_second(
     assert min(counts.values()) * RECORD_BYTES > 3 * budget
     limits = proxy()
 
-    query = sink.start(
-        read_kinesis(
-            name,
-            endpoint=limits.endpoint,
-            initialPosition="trim_horizon",
-            maxFetchRate=str(rate_mb),
-            minFetchPeriod="200ms",
-            maxRecordsPerFetch=str(per_call),
-        )
+    source = read_kinesis(
+        name,
+        endpoint=limits.endpoint,
+        initialPosition="trim_horizon",
+        maxFetchRate=str(rate_mb),
+        minFetchPeriod="200ms",
+        maxRecordsPerFetch=str(per_call),
     )
-    records = sink.wait_for_rows(query, len(puts))
-    query.stop()
-    assert_delivered_exactly(records, puts, name)
-
-    stats = limits.stats()
+    stats = read_all_through_proxy(sink, source, puts, name, limits)
     for shard in (SHARD_0, SHARD_1):
         reads = limits.shard_stats(name, shard, "GetRecords", stats)
         assert reads["bytes"] >= counts[shard] * RECORD_BYTES, f"{shard}: {reads}"
