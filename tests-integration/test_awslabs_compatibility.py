@@ -21,10 +21,16 @@ def test_aws_kinesis_format_with_awslabs_option_names(spark, emulator, kinesis, 
         .option("kinesis.awsSecretKey", SECRET_KEY)
         .load()
     )
-    assert_delivered_exactly(sink.wait_for_rows(sink.start(source), 300), puts, name)
+    # The awslabs columns in their order (its streamName is our stream), then the two it does not have.
+    assert source.columns == [
+        "data", "streamName", "partitionKey", "sequenceNumber", "approximateArrivalTimestamp",
+        "shardId", "subSequenceNumber",
+    ]  # fmt: skip
+    rows = sink.wait_for_rows(sink.start(source.withColumnRenamed("streamName", "stream")), 300)
+    assert_delivered_exactly(rows, puts, name)
 
 
-def test_awslabs_options_this_version_lacks_are_refused_at_load(spark, emulator, stream):
+def test_an_awslabs_consumer_type_outside_its_values_is_refused_at_load(spark, emulator, stream):
     name = stream(1)
 
     def load():
@@ -33,8 +39,8 @@ def test_awslabs_options_this_version_lacks_are_refused_at_load(spark, emulator,
             .option("kinesis.region", "us-east-1")
             .option("kinesis.streamName", name)
             .option("kinesis.endpointUrl", emulator.endpoint)
-            .option("kinesis.consumerType", "SubscribeToShard")
+            .option("kinesis.consumerType", "Push")
             .load()
         )
 
-    assert_load_fails(load, "kinesis.consumerType", "SubscribeToShard")
+    assert_load_fails(load, "kinesis.consumerType", "'Push'", "'GetRecords' or 'SubscribeToShard'")

@@ -12,21 +12,25 @@ import java.util.Locale
  * }}}
  */
 object UnknownOptions {
-  private val Known: Map[String, String] = KinesisOptionKeys.All.map(k => k.toLowerCase(Locale.ROOT) -> k).toMap
-
-  def warnings(optionNames: Iterable[String]): Seq[String] =
-    optionNames.toSeq.sorted.filterNot(n => Known.contains(n.toLowerCase(Locale.ROOT))).map { name =>
-      val close = closest(name)
-      val hint = if (close.isEmpty) s"known options: ${KinesisOptionKeys.All.mkString(", ")}"
+  /**
+   * @param known the options of the part that reads them: the source's by default, [[KinesisOptionKeys.SinkAll]]
+   *              for the sink
+   */
+  def warnings(optionNames: Iterable[String], known: Seq[String] = KinesisOptionKeys.All): Seq[String] = {
+    val byLowerName = known.map(k => k.toLowerCase(Locale.ROOT) -> k).toMap
+    optionNames.toSeq.sorted.filterNot(n => byLowerName.contains(n.toLowerCase(Locale.ROOT))).map { name =>
+      val close = closest(name, byLowerName)
+      val hint = if (close.isEmpty) s"known options: ${known.mkString(", ")}"
                  else s"did you mean ${close.map(c => s"'$c'").mkString(" or ")}?"
       s"Option '$name' is not a kinesis-spark option and is ignored; $hint"
     }
+  }
 
   /** Known names within an edit distance of a third of the name's length (at least 2), nearest first. */
-  private def closest(name: String): Seq[String] = {
+  private def closest(name: String, known: Map[String, String]): Seq[String] = {
     val lower = name.toLowerCase(Locale.ROOT)
     val limit = math.max(2, lower.length / 3)
-    val scored = Known.toSeq.map { case (k, original) => (editDistance(lower, k), original) }.filter(_._1 <= limit)
+    val scored = known.toSeq.map { case (k, original) => (editDistance(lower, k), original) }.filter(_._1 <= limit)
     if (scored.isEmpty) Nil else { val best = scored.map(_._1).min; scored.filter(_._1 == best).map(_._2).sorted }
   }
 

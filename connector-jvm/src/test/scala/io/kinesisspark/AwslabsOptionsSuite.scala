@@ -37,11 +37,25 @@ class AwslabsOptionsSuite extends AnyFunSuite {
       .connection.region == "eu-west-1")
   }
 
-  test("features this version lacks are refused, not ignored") {
-    val efo = intercept[IllegalArgumentException](AwslabsOptions.translate(Map("kinesis.consumerType" -> "SubscribeToShard")))
-    assert(efo.getMessage.contains("'kinesis.consumerType'") && efo.getMessage.contains("SubscribeToShard"))
-    val sts = intercept[IllegalArgumentException](AwslabsOptions.translate(Map("kinesis.stsRoleArn" -> "arn:aws:iam::1:role/r")))
-    assert(sts.getMessage.contains("'kinesis.stsRoleArn'") && !sts.getMessage.contains("arn:aws"))
+  test("SubscribeToShard is enhanced fan-out, under the awslabs consumer name exactly as given (no prefix)") {
+    val o = parse("kinesis.streamName" -> "s", "kinesis.region" -> "us-east-1",
+      "kinesis.consumerType" -> "SubscribeToShard", "kinesis.consumerName" -> "TestConsumer")
+    assert(o.efo.map(_.consumerName(Seq("s"), "s", None)).contains("TestConsumer"))
+    val prefixed = parse("kinesis.streamName" -> "s", "kinesis.region" -> "us-east-1", "consumerNamePrefix" -> "p_",
+      "kinesis.consumerType" -> "subscribetoshard", "kinesis.consumerName" -> "TestConsumer")
+    assert(prefixed.efo.map(_.consumerName(Seq("s"), "s", None)).contains("p_TestConsumer"))
+    assert(parse("kinesis.streamName" -> "s", "kinesis.region" -> "us-east-1", "kinesis.consumerType" -> "GetRecords")
+      .efo.isEmpty)
+    val bad = intercept[IllegalArgumentException](AwslabsOptions.translate(Map("kinesis.consumerType" -> "Push")))
+    assert(bad.getMessage.contains("'kinesis.consumerType'") && bad.getMessage.contains("'SubscribeToShard'"))
+  }
+
+  test("the awslabs STS and provider-class options become ours") {
+    val t = AwslabsOptions.translate(Map("kinesis.stsRoleArn" -> "arn:aws:iam::123456789012:role/r",
+      "kinesis.stsSessionName" -> "s1", "kinesis.stsEndpointUrl" -> "http://127.0.0.1:5000",
+      "kinesis.credentialProviderClass" -> "a.B", "kinesis.credentialProviderParam" -> "p"))
+    assert(t == Map("roleArn" -> "arn:aws:iam::123456789012:role/r", "roleSessionName" -> "s1",
+      "stsEndpoint" -> "http://127.0.0.1:5000", "credentialsProviderClass" -> "a.B", "credentialsProviderParam" -> "p"))
   }
 
   test("an option and its alias together are refused") {
@@ -49,9 +63,13 @@ class AwslabsOptionsSuite extends AnyFunSuite {
     assert(e.getMessage.contains("'streamName'"))
   }
 
-  test("other kinesis.* options pass through, to be warned about as unknown") {
-    val t = AwslabsOptions.translate(Map("kinesis.metadataCommitterType" -> "HDFS", "kinesis.streamName" -> "s"))
-    assert(t == Map("kinesis.metadataCommitterType" -> "HDFS", "streamName" -> "s"))
-    assert(UnknownOptions.warnings(t.keys).map(_.take(45)) == Seq("Option 'kinesis.metadataCommitterType' is not"))
+  test("options without meaning here are dropped with a warning saying why; other kinesis.* options pass through") {
+    val t = AwslabsOptions.translate(Map("kinesis.metadataCommitterType" -> "HDFS", "kinesis.streamName" -> "s",
+      "kinesis.typoOption" -> "x"))
+    assert(t == Map("kinesis.typoOption" -> "x", "streamName" -> "s"))
+    val warnings = AwslabsOptions.notNeededWarnings(Seq("kinesis.metadataCommitterType", "kinesis.streamName"))
+    assert(warnings.size == 1 && warnings.head.contains("'kinesis.metadataCommitterType'") &&
+      warnings.head.contains("checkpoint"), warnings)
+    assert(UnknownOptions.warnings(t.keys).map(_.take(35)) == Seq("Option 'kinesis.typoOption' is not "))
   }
 }

@@ -3,23 +3,18 @@ package io.kinesisspark.aws
 import java.net.URI
 
 /**
- * Everything needed to build AWS clients on any JVM: region, optional endpoint override, and how to find
- * credentials. It travels to executors inside tasks; clients and credential providers are built from it on
+ * Everything needed to build AWS clients on any JVM: region, optional endpoint override, how to find
+ * credentials, and TLS trust. It travels to executors inside tasks; clients and credential providers are built from it on
  * each JVM (see [[KinesisClients]]) and never serialized.
+ *
+ * @param streamArns stream name to ARN, for streams given by ARN: calls name them by ARN (which also reaches
+ *                   streams of other accounts shared through a resource policy)
  */
-final case class AwsConnection(region: String, endpoint: Option[URI], credentials: AwsCredentialsConfig) {
+final case class AwsConnection(
+    region: String,
+    endpoint: Option[URI],
+    credentials: AwsCredentialsConfig,
+    streamArns: Map[String, String] = Map.empty,
+    tls: TlsSettings = TlsSettings()) {
   def endpointDescription: String = endpoint.map(_.toString).getOrElse(s"the default endpoint of $region")
-}
-
-/** How credentials are obtained. `toString` never shows a secret. */
-sealed trait AwsCredentialsConfig extends Serializable
-
-object AwsCredentialsConfig {
-  /** The AWS SDK's default provider chain (environment, system properties, profiles, web identity, metadata). */
-  case object DefaultChain extends AwsCredentialsConfig
-
-  /** Keys given as options `awsAccessKey` / `awsSecretKey`. */
-  final case class StaticKeys(accessKeyId: String, secretAccessKey: String) extends AwsCredentialsConfig {
-    override def toString: String = "StaticKeys(<redacted>)"
-  }
 }

@@ -13,19 +13,117 @@ trait KinesisApi {
   /** All shards of the stream that are still within retention (open and closed), paging `pageSize` at a time. */
   def listShards(stream: String, pageSize: Int): Seq[ShardInfo]
 
-  /** An iterator that starts reading at `position`; `Finished` is not a valid argument. */
+  /**
+   * An iterator that starts reading at `position`; `Finished` is not a valid argument. Fails with
+   * [[PositionUnavailableException]] when the position's record is no longer in the shard.
+   */
   def shardIterator(stream: String, shardId: String, position: ShardPosition): String
 
   def getRecords(stream: String, iterator: String, limit: Int): GetRecordsResult
+
+  /** The stream's registered enhanced fan-out consumers, in all states. */
+  def listConsumers(stream: String): Seq[StreamConsumer]
+
+  /** The stream's consumer called `name`, or `None` when there is none. */
+  def describeConsumer(stream: String, name: String): Option[StreamConsumer]
+
+  /**
+   * Registers a consumer (it starts CREATING). Fails with [[ConsumerInUseException]] when one of that name
+   * already exists.
+   */
+  def registerConsumer(stream: String, name: String): StreamConsumer
+
+  /** Starts deregistering a consumer; returns false when there was no consumer of that name. */
+  def deregisterConsumer(stream: String, name: String): Boolean
+
+  /**
+   * One PutRecords call: the entries in order, answered entry by entry in the same order (a call can succeed
+   * for some entries and fail for others). Throws when the call as a whole fails.
+   */
+  def putRecords(stream: String, entries: IndexedSeq[PutEntry]): IndexedSeq[PutEntryResult]
 }
 
-final case class StreamSummary(name: String, arn: String, status: String, openShardCount: Int)
+/**
+ * One record to put.
+ *
+ * @param explicitHashKey a decimal hash key that places the record instead of its partition key's MD5
+ */
+final case class PutEntry(partitionKey: String, explicitHashKey: Option[String], data: Array[Byte])
+
+/**
+ * What Kinesis answered for one entry of a PutRecords call: the shard and sequence number it was stored at, or
+ * an error code (`ProvisionedThroughputExceededException`, `InternalFailure`, ...) and message.
+ */
+final case class PutEntryResult(shardId: Option[String], sequenceNumber: Option[String], errorCode: Option[String],
+    errorMessage: Option[String]) {
+  def succeeded: Boolean = errorCode.isEmpty
+}
+
+object PutEntryResult {
+  def stored(shardId: String, sequenceNumber: String): PutEntryResult =
+    PutEntryResult(Some(shardId), Some(sequenceNumber), None, None)
+
+  def failed(code: String, message: String): PutEntryResult = PutEntryResult(None, None, Some(code), Some(message))
+}
+
+/**
+ * @param createdMillis when the stream was created: a stream deleted and created again under the same name has
+ *                      the same name and ARN but a new creation time (and new records, under reused shard ids)
+ */
+final case class StreamSummary(
+    name: String,
+    arn: String,
+    status: String,
+    openShardCount: Int,
+    createdMillis: Long,
+    retentionHours: Int)
+
+/**
+ * An enhanced fan-out consumer of a stream.
+ *
+ * {{{
+ *   StreamConsumer("kinesis_spark_orders", "arn:aws:kinesis:...:stream/s/consumer/kinesis_spark_orders:1700000000",
+ *     "ACTIVE", 1700000000000L).active  // true
+ * }}}
+ *
+ * @param status `CREATING`, `ACTIVE` or `DELETING`
+ */
+final case class StreamConsumer(name: String, arn: String, status: String, createdMillis: Long) {
+  def active: Boolean = status == "ACTIVE"
+  def deleting: Boolean = status == "DELETING"
+}
+
+/** RegisterStreamConsumer was refused because a consumer of that name exists (or is being deleted). */
+final class ConsumerInUseException(val stream: String, val name: String, detail: String)
+  extends RuntimeException(s"consumer '$name' of stream '$stream' already exists ($detail)")
+
+/**
+ * Kinesis no longer has the record a position refers to (trimmed by retention, or from a deleted stream), so
+ * reading cannot resume exactly there.
+ */
+final class PositionUnavailableException(val stream: String, val shardId: String, val position: ShardPosition,
+    detail: String) extends RuntimeException(s"stream '$stream', $shardId: no record at $position ($detail)")
 
 /**
  * @param parentShardIds        the shard's parent, and for a merge the adjacent parent
  * @param closed                whether the shard has an ending sequence number (no new records will arrive)
+ * @param hashKeyRange          the hash keys the shard takes records for (`None` when not known)
  */
-final case class ShardInfo(shardId: String, parentShardIds: Seq[String], closed: Boolean)
+final case class ShardInfo(shardId: String, parentShardIds: Seq[String], closed: Boolean,
+    hashKeyRange: Option[HashKeyRange] = None)
+
+/**
+ * The hash keys, both ends included, for which Kinesis puts records in a shard.
+ *
+ * {{{
+ *   HashKeyRange(BigInt(0), BigInt(2).pow(127) - 1).contains(BigInt(42))  // true
+ * }}}
+ */
+final case class HashKeyRange(startingHashKey: BigInt, endingHashKey: BigInt) {
+  def contains(hashKey: BigInt): Boolean = hashKey >= startingHashKey && hashKey <= endingHashKey
+
+  override def toString: String = s"[$startingHashKey, $endingHashKey]"
+}
 
 /** A record as Kinesis returned it (before any KPL de-aggregation). */
 final case class FetchedRecord(

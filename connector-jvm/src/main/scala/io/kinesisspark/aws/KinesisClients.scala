@@ -30,22 +30,13 @@ object KinesisClients {
    *                back off per shard rather than inside one blocked call)
    */
   private def syncClient(connection: AwsConnection, retries: RetryStrategy): KinesisClient = {
+    SdkLogging.capSignerLogging
     val builder = KinesisClient.builder()
       .region(Region.of(connection.region))
-      .credentialsProvider(credentialsProvider(connection.credentials))
-      // An explicit HTTP client: the shaded jar must not depend on service-loader lookups of HTTP implementations.
-      .httpClient(UrlConnectionHttpClient.builder()
-        .connectionTimeout(Duration.ofSeconds(10))
-        .socketTimeout(Duration.ofSeconds(30))
-        .build())
+      .credentialsProvider(CredentialsProviders.get(connection.credentials, connection.tls))
+      .httpClient(HttpClients.sync(connection.tls))
       .overrideConfiguration(ClientOverrideConfiguration.builder().retryStrategy(retries).build())
     connection.endpoint.foreach(builder.endpointOverride)
     builder.build()
-  }
-
-  private[aws] def credentialsProvider(config: AwsCredentialsConfig): AwsCredentialsProvider = config match {
-    case AwsCredentialsConfig.DefaultChain => DefaultCredentialsProvider.builder().build()
-    case AwsCredentialsConfig.StaticKeys(id, secret) =>
-      StaticCredentialsProvider.create(AwsBasicCredentials.create(id, secret))
   }
 }

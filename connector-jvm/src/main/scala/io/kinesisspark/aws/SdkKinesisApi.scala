@@ -5,21 +5,31 @@ import java.time.Instant
 import scala.jdk.CollectionConverters._
 
 import software.amazon.awssdk.services.kinesis.KinesisClient
-import software.amazon.awssdk.services.kinesis.model.{DescribeStreamSummaryRequest, GetRecordsRequest, GetShardIteratorRequest, ListShardsRequest, ResourceNotFoundException, ShardIteratorType}
+import software.amazon.awssdk.core.SdkBytes
+import software.amazon.awssdk.services.kinesis.model.{Consumer, ConsumerDescription, DeregisterStreamConsumerRequest, DescribeStreamConsumerRequest, DescribeStreamSummaryRequest, GetRecordsRequest, GetShardIteratorRequest, InvalidArgumentException, KinesisException, ListShardsRequest, ListStreamConsumersRequest, PutRecordsRequest, PutRecordsRequestEntry, Record, RegisterStreamConsumerRequest, ResourceInUseException, ResourceNotFoundException, ShardIteratorType}
+
+import software.amazon.awssdk.core.exception.SdkClientException
+import software.amazon.awssdk.services.sts.model.StsException
 
 import io.kinesisspark.{KinesisErrors, ShardPosition}
 
 /**
  * [[KinesisApi]] on the AWS SDK v2 synchronous client: `control` for describing and listing (SDK retries on),
- * `data` for iterators and records (SDK retries off; the shard reader handles throttling and transient errors).
+ * `data` for iterators, records and puts (SDK retries off; the shard reader and the sink's sender handle throttling
+ * and transient errors).
+ * Streams given by ARN (`connection.streamArns`) are addressed by ARN, the others by name.
  */
 final class SdkKinesisApi(control: KinesisClient, data: KinesisClient, connection: AwsConnection) extends KinesisApi {
 
   override def describeStream(stream: String): StreamSummary = {
-    val d = call("DescribeStreamSummary", stream) {
-      control.describeStreamSummary(DescribeStreamSummaryRequest.builder().streamName(stream).build())
-    }.streamDescriptionSummary()
-    StreamSummary(d.streamName(), d.streamARN(), d.streamStatusAsString(), d.openShardCount())
+    val request = arn(stream) match {
+      case Some(a) => DescribeStreamSummaryRequest.builder().streamARN(a)
+      case None    => DescribeStreamSummaryRequest.builder().streamName(stream)
+    }
+    val d = call("DescribeStreamSummary", stream)(control.describeStreamSummary(request.build())).streamDescriptionSummary()
+    StreamSummary(d.streamName(), d.streamARN(), d.streamStatusAsString(), d.openShardCount(),
+      Option(d.streamCreationTimestamp()).map(_.toEpochMilli).getOrElse(0L),
+      Option(d.retentionPeriodHours()).map(_.intValue).getOrElse(24))
   }
 
   override def listShards(stream: String, pageSize: Int): Seq[ShardInfo] = {
@@ -30,14 +40,17 @@ final class SdkKinesisApi(control: KinesisClient, data: KinesisClient, connectio
       // ListShards takes either the stream name or a NextToken, never both.
       val request = next match {
         case Some(token) => ListShardsRequest.builder().nextToken(token).maxResults(pageSize).build()
-        case None        => ListShardsRequest.builder().streamName(stream).maxResults(pageSize).build()
+        case None =>
+          val b = ListShardsRequest.builder().maxResults(pageSize)
+          arn(stream).fold(b.streamName(stream))(b.streamARN).build()
       }
       val response = call("ListShards", stream)(control.listShards(request))
       response.shards().asScala.foreach { s =>
         shards += ShardInfo(
           s.shardId(),
           Seq(Option(s.parentShardId()), Option(s.adjacentParentShardId())).flatten,
-          closed = Option(s.sequenceNumberRange()).exists(_.endingSequenceNumber() != null))
+          closed = Option(s.sequenceNumberRange()).exists(_.endingSequenceNumber() != null),
+          hashKeyRange = Option(s.hashKeyRange()).map(r => HashKeyRange(BigInt(r.startingHashKey()), BigInt(r.endingHashKey()))))
       }
       next = Option(response.nextToken()).filter(_.nonEmpty)
       first = false
@@ -46,7 +59,8 @@ final class SdkKinesisApi(control: KinesisClient, data: KinesisClient, connectio
   }
 
   override def shardIterator(stream: String, shardId: String, position: ShardPosition): String = {
-    val b = GetShardIteratorRequest.builder().streamName(stream).shardId(shardId)
+    val b = GetShardIteratorRequest.builder().shardId(shardId)
+    arn(stream).fold(b.streamName(stream))(b.streamARN)
     position match {
       case ShardPosition.TrimHorizon       => b.shardIteratorType(ShardIteratorType.TRIM_HORIZON)
       case ShardPosition.AtTimestamp(ms)   => b.shardIteratorType(ShardIteratorType.AT_TIMESTAMP).timestamp(Instant.ofEpochMilli(ms))
@@ -58,28 +72,128 @@ final class SdkKinesisApi(control: KinesisClient, data: KinesisClient, connectio
       case ShardPosition.Finished =>
         throw new IllegalArgumentException(s"shard $shardId of stream '$stream' is finished; there is nothing to read")
     }
-    call("GetShardIterator", stream)(data.getShardIterator(b.build())).shardIterator()
+    try call("GetShardIterator", stream)(data.getShardIterator(b.build())).shardIterator()
+    catch {
+      // Kinesis answers InvalidArgument for a sequence number that retention trimmed; some emulators answer
+      // ResourceNotFound ("Unable to find record with provided SequenceNumber") for one they do not have.
+      case e: KinesisException if position.isInstanceOf[ShardPosition.AfterRecord] && mentionsSequenceNumber(e) =>
+        throw new PositionUnavailableException(stream, shardId, position, e.awsErrorDetails().errorMessage())
+    }
   }
 
   override def getRecords(stream: String, iterator: String, limit: Int): GetRecordsResult = {
-    val r = call("GetRecords", stream)(data.getRecords(GetRecordsRequest.builder().shardIterator(iterator).limit(limit).build()))
+    val b = GetRecordsRequest.builder().shardIterator(iterator).limit(limit)
+    arn(stream).foreach(b.streamARN)
+    val r = call("GetRecords", stream)(data.getRecords(b.build()))
     GetRecordsResult(
-      r.records().asScala.iterator.map { rec =>
-        FetchedRecord(
-          rec.sequenceNumber(),
-          rec.partitionKey(),
-          rec.data().asByteArrayUnsafe(),
-          Option(rec.approximateArrivalTimestamp()).map(_.toEpochMilli).getOrElse(0L))
-      }.toSeq,
+      r.records().asScala.iterator.map(SdkKinesisApi.fetchedRecord).toSeq,
       Option(r.nextShardIterator()),
       Option(r.millisBehindLatest()).map(_.longValue).getOrElse(0L))
   }
 
-  /** Maps a missing stream to our own error; other SDK errors propagate with the call and stream named. */
-  private def call[T](name: String, stream: String)(f: => T): T =
+  override def listConsumers(stream: String): Seq[StreamConsumer] = {
+    val streamArn = streamArnOf(stream)
+    val consumers = Seq.newBuilder[StreamConsumer]
+    var next: Option[String] = None
+    var first = true
+    while (first || next.isDefined) {
+      val b = ListStreamConsumersRequest.builder().streamARN(streamArn)
+      next.foreach(b.nextToken)
+      val response = call("ListStreamConsumers", stream)(control.listStreamConsumers(b.build()))
+      response.consumers().asScala.foreach(c => consumers += consumer(c))
+      next = Option(response.nextToken()).filter(_.nonEmpty)
+      first = false
+    }
+    consumers.result()
+  }
+
+  override def describeConsumer(stream: String, name: String): Option[StreamConsumer] = {
+    val request = DescribeStreamConsumerRequest.builder().streamARN(streamArnOf(stream)).consumerName(name).build()
+    // A missing consumer is an answer here, not a missing stream (the stream was just described).
+    try Some(call("DescribeStreamConsumer", stream, consumerCall = true)(control.describeStreamConsumer(request))
+      .consumerDescription()).map(consumer)
+    catch { case _: ResourceNotFoundException => None }
+  }
+
+  override def registerConsumer(stream: String, name: String): StreamConsumer = {
+    val request = RegisterStreamConsumerRequest.builder().streamARN(streamArnOf(stream)).consumerName(name).build()
+    try consumer(call("RegisterStreamConsumer", stream)(control.registerStreamConsumer(request)).consumer())
+    catch {
+      case e: ResourceInUseException =>
+        throw new ConsumerInUseException(stream, name, Option(e.awsErrorDetails()).map(_.errorMessage()).getOrElse(e.getMessage))
+    }
+  }
+
+  override def deregisterConsumer(stream: String, name: String): Boolean = {
+    val request = DeregisterStreamConsumerRequest.builder().streamARN(streamArnOf(stream)).consumerName(name).build()
+    try { call("DeregisterStreamConsumer", stream, consumerCall = true)(control.deregisterStreamConsumer(request)); true }
+    catch { case _: ResourceNotFoundException => false }
+  }
+
+  private def streamArnOf(stream: String): String = arn(stream).getOrElse(describeStream(stream).arn)
+
+  private def consumer(c: Consumer): StreamConsumer = StreamConsumer(c.consumerName(), c.consumerARN(),
+    c.consumerStatusAsString(), Option(c.consumerCreationTimestamp()).map(_.toEpochMilli).getOrElse(0L))
+
+  private def consumer(c: ConsumerDescription): StreamConsumer = StreamConsumer(c.consumerName(), c.consumerARN(),
+    c.consumerStatusAsString(), Option(c.consumerCreationTimestamp()).map(_.toEpochMilli).getOrElse(0L))
+
+  override def putRecords(stream: String, entries: IndexedSeq[PutEntry]): IndexedSeq[PutEntryResult] = {
+    val records = entries.map { e =>
+      val b = PutRecordsRequestEntry.builder().partitionKey(e.partitionKey).data(SdkBytes.fromByteArrayUnsafe(e.data))
+      e.explicitHashKey.foreach(b.explicitHashKey)
+      b.build()
+    }
+    val b = PutRecordsRequest.builder().records(records.asJava)
+    arn(stream).fold(b.streamName(stream))(b.streamARN)
+    val r = call("PutRecords", stream)(data.putRecords(b.build()))
+    r.records().asScala.iterator.map { e =>
+      PutEntryResult(Option(e.shardId()), Option(e.sequenceNumber()), Option(e.errorCode()), Option(e.errorMessage()))
+    }.toIndexedSeq
+  }
+
+  /** Kinesis's answers to requests signed with missing, wrong, expired or unauthorized credentials. */
+  private val CredentialErrorCodes = Set("UnrecognizedClientException", "InvalidSignatureException",
+    "AccessDeniedException", "ExpiredTokenException", "IncompleteSignatureException", "MissingAuthenticationToken")
+
+  private def causes(e: Throwable): Seq[Throwable] = Iterator.iterate(e)(_.getCause).takeWhile(_ != null).take(20).toSeq
+
+  private def arn(stream: String): Option[String] = connection.streamArns.get(stream)
+
+  private def mentionsSequenceNumber(e: KinesisException): Boolean = e match {
+    case _: InvalidArgumentException | _: ResourceNotFoundException =>
+      Option(e.awsErrorDetails()).flatMap(d => Option(d.errorMessage())).exists(_.toLowerCase.contains("sequencenumber"))
+    case _ => false
+  }
+
+  /**
+   * Maps a missing stream to our own error (for `consumerCall`s ResourceNotFound means a missing consumer and is the
+   * caller's to handle); other SDK errors propagate with the call and stream named.
+   */
+  private def call[T](name: String, stream: String, consumerCall: Boolean = false)(f: => T): T =
     try f
     catch {
-      case _: ResourceNotFoundException =>
+      case e: KinesisException if CredentialErrorCodes(Option(e.awsErrorDetails()).map(_.errorCode()).orNull) =>
+        throw KinesisErrors.credentialsFailed(connection.credentials.description, name,
+          s"${e.awsErrorDetails().errorCode()}: ${e.awsErrorDetails().errorMessage()}", e)
+      case e: SdkClientException if causes(e).exists(_.isInstanceOf[javax.net.ssl.SSLException]) =>
+        throw KinesisErrors.tlsFailed(connection.endpointDescription, name,
+          causes(e).collect { case s: javax.net.ssl.SSLException => s.getMessage }.last, e)
+      case e: SdkClientException if Option(e.getMessage).exists(_.contains("credentials")) =>
+        throw KinesisErrors.credentialsFailed(connection.credentials.description, name, e.getMessage, e)
+      case e: StsException =>
+        throw KinesisErrors.credentialsFailed(connection.credentials.description, name,
+          s"STS ${Option(e.awsErrorDetails()).map(d => s"${d.errorCode()}: ${d.errorMessage()}").getOrElse(e.getMessage)}", e)
+      case e: ResourceNotFoundException if !mentionsSequenceNumber(e) && !consumerCall =>
         throw KinesisErrors.streamNotFound(stream, connection.region, connection.endpointDescription)
     }
+}
+
+object SdkKinesisApi {
+  /** A record of a GetRecords response or a SubscribeToShard event. */
+  def fetchedRecord(rec: Record): FetchedRecord = FetchedRecord(
+    rec.sequenceNumber(),
+    rec.partitionKey(),
+    rec.data().asByteArrayUnsafe(),
+    Option(rec.approximateArrivalTimestamp()).map(_.toEpochMilli).getOrElse(0L))
 }

@@ -1,0 +1,137 @@
+package io.kinesisspark.aws
+
+import java.net.URI
+import java.nio.charset.StandardCharsets
+import java.nio.file.{Files, Paths}
+import java.util.Locale
+
+import scala.util.Try
+
+import software.amazon.awssdk.regions.providers.DefaultAwsRegionProviderChain
+
+import io.kinesisspark.KinesisErrors
+import io.kinesisspark.KinesisOptionKeys._
+import io.kinesisspark.KinesisSourceOptions.{parseBoolean, parseDuration}
+
+/**
+ * Parses the options every part of the connector that talks to AWS shares (source, sink, consumer manager) into
+ * an [[AwsConnection]]: region and endpoint, credentials (keys, an assumed role, a provider class, or the default
+ * chain), the STS endpoint, and TLS trust. Secret values are never put into an error message.
+ *
+ * {{{
+ *   val get = Map("region" -> "eu-west-1", "roleArn" -> "arn:aws:iam::123456789012:role/reader").get _
+ *   ConnectionOptions.parse(get).credentials  // AssumeRole(... base = DefaultChain, sts = StsLocation("eu-west-1", None))
+ * }}}
+ */
+object ConnectionOptions {
+  /** Default `roleSessionName`, so CloudTrail shows who assumed the role. */
+  val DefaultRoleSessionName = "kinesis-spark"
+  /** STS allows sessions of 15 minutes to 12 hours (the role's maximum may be lower). */
+  val MinRoleSessionSeconds = 900
+  val MaxRoleSessionSeconds = 43200
+  val DefaultRoleSessionSeconds = 3600
+
+  /**
+   * @param get         an option's value by name (case-insensitive lookup is the caller's)
+   * @param impliedRegion a region implied by something else the user gave (e.g. stream ARNs), used when `region`
+   *                    is not set
+   */
+  def parse(get: String => Option[String], impliedRegion: Option[String] = None): AwsConnection = {
+    val endpoint = get(Endpoint).map(parseUrl(Endpoint, _, "https://kinesis.us-east-1.amazonaws.com"))
+    val region = get(Region).map(parseRegion(Region, _))
+      .orElse(impliedRegion)
+      .orElse(endpoint.flatMap(regionFromEndpoint))
+      .orElse(Try(new DefaultAwsRegionProviderChain().getRegion.id()).toOption)
+      .getOrElse(throw KinesisErrors.regionUnresolved())
+    AwsConnection(region, endpoint, credentials(get, region), tls = tls(get))
+  }
+
+  private def credentials(get: String => Option[String], region: String): AwsCredentialsConfig = {
+    val keys: Option[AwsCredentialsConfig] = (get(AwsAccessKey), get(AwsSecretKey), get(AwsSessionToken)) match {
+      case (Some(a), Some(s), token) => Some(AwsCredentialsConfig.StaticKeys(a, s, token))
+      case (Some(_), None, _)        => throw KinesisErrors.optionRequiresOther(AwsAccessKey, AwsSecretKey)
+      case (None, Some(_), _)        => throw KinesisErrors.optionRequiresOther(AwsSecretKey, AwsAccessKey)
+      case (None, None, Some(_))     => throw KinesisErrors.optionRequiresOther(AwsSessionToken, AwsAccessKey)
+      case (None, None, None)        => None
+    }
+    val providerClass = get(CredentialsProviderClass).map { name =>
+      if (keys.isDefined) throw KinesisErrors.conflictingOptions(CredentialsProviderClass, AwsAccessKey)
+      AwsCredentialsConfig.ProviderClass(name.trim, get(CredentialsProviderParam))
+    }
+    if (providerClass.isEmpty && get(CredentialsProviderParam).isDefined) {
+      throw KinesisErrors.optionRequiresOther(CredentialsProviderParam, CredentialsProviderClass)
+    }
+    val base = keys.orElse(providerClass).getOrElse(AwsCredentialsConfig.DefaultChain)
+
+    get(RoleArn) match {
+      case None =>
+        Seq(RoleExternalId, RoleSessionName, RoleSessionDuration, StsEndpoint, StsRegion).find(get(_).isDefined)
+          .foreach(o => throw KinesisErrors.optionRequiresOther(o, RoleArn))
+        base
+      case Some(arn) =>
+        if (!RoleArnPattern.matches(arn.trim)) {
+          throw KinesisErrors.invalidOption(RoleArn, arn, "an IAM role ARN such as 'arn:aws:iam::123456789012:role/kinesis-reader'")
+        }
+        val sessionName = get(RoleSessionName).map(_.trim).getOrElse(DefaultRoleSessionName)
+        if (!SessionNamePattern.matches(sessionName)) {
+          throw KinesisErrors.invalidOption(RoleSessionName, sessionName,
+            "2 to 64 characters from a-z, A-Z, 0-9 and '=,.@-_'")
+        }
+        val duration = get(RoleSessionDuration).map { v =>
+          val ms = parseDuration(RoleSessionDuration, v, MinRoleSessionSeconds * 1000L)
+          if (ms > MaxRoleSessionSeconds * 1000L) {
+            throw KinesisErrors.invalidOption(RoleSessionDuration, v, "a duration from '15m' to '12h'")
+          }
+          (ms / 1000).toInt
+        }.getOrElse(DefaultRoleSessionSeconds)
+        val externalId = get(RoleExternalId).map(_.trim)
+        externalId.filterNot(ExternalIdPattern.matches).foreach { _ =>
+          // The external id is a shared secret of sorts: describe what is wrong without echoing it.
+          throw KinesisErrors.invalidOption(RoleExternalId, "<not shown>", "2 to 1,224 characters from a-z, A-Z, 0-9 and '+=,.@:/-'")
+        }
+        val sts = StsLocation(
+          get(StsRegion).map(parseRegion(StsRegion, _)).getOrElse(region),
+          get(StsEndpoint).map(parseUrl(StsEndpoint, _, "https://sts.us-east-1.amazonaws.com")))
+        AwsCredentialsConfig.AssumeRole(arn.trim, externalId, sessionName, duration, base, sts)
+    }
+  }
+
+  private def tls(get: String => Option[String]): TlsSettings = {
+    val trustAll = get(InsecureTrustAllCertificates).exists(parseBoolean(InsecureTrustAllCertificates, _))
+    val bundle = get(CaBundle).map { path =>
+      if (trustAll) throw KinesisErrors.conflictingOptions(CaBundle, InsecureTrustAllCertificates)
+      val pem = Try(new String(Files.readAllBytes(Paths.get(path.trim)), StandardCharsets.US_ASCII))
+        .getOrElse(throw KinesisErrors.invalidOption(CaBundle, path, "the path of a readable PEM file of CA certificates"))
+      Try(TlsSettings.certificates(pem))
+        .getOrElse(throw KinesisErrors.invalidOption(CaBundle, path, "a PEM file holding at least one X.509 certificate"))
+      pem
+    }
+    TlsSettings(bundle, trustAll)
+  }
+
+  private val RegionPattern = "[a-z]{2}(-[a-z]+)+-[0-9]+".r
+  private val EndpointRegion = """(?:[a-z0-9-]+\.)*kinesis(?:-fips)?\.([a-z]{2}(?:-[a-z]+)+-[0-9]+)\.amazonaws\.com(?:\.cn)?""".r
+  private val RoleArnPattern = """arn:aws[a-z-]*:iam::[0-9]{12}:role/[\w+=,.@/-]{1,512}""".r
+  private val SessionNamePattern = """[\w+=,.@-]{2,64}""".r
+  private val ExternalIdPattern = """[\w+=,.@:/-]{2,1224}""".r
+
+  private def parseRegion(option: String, value: String): String = {
+    val v = value.trim
+    if (!RegionPattern.matches(v)) throw KinesisErrors.invalidOption(option, value, "an AWS region name such as 'us-east-1'")
+    v
+  }
+
+  private def parseUrl(option: String, value: String, example: String): URI = {
+    val accepted = s"an http:// or https:// URL such as '$example'"
+    val uri = Try(new URI(value.trim)).getOrElse(throw KinesisErrors.invalidOption(option, value, accepted))
+    if (!Set("http", "https").contains(Option(uri.getScheme).map(_.toLowerCase(Locale.ROOT)).orNull) || uri.getHost == null) {
+      throw KinesisErrors.invalidOption(option, value, accepted)
+    }
+    uri
+  }
+
+  private def regionFromEndpoint(uri: URI): Option[String] = uri.getHost match {
+    case EndpointRegion(region) => Some(region)
+    case _                      => None
+  }
+}

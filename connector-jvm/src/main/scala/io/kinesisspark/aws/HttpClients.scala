@@ -1,0 +1,51 @@
+package io.kinesisspark.aws
+
+import java.time.Duration
+
+import software.amazon.awssdk.http.{Protocol, ProtocolNegotiation, SdkHttpClient, SdkHttpConfigurationOption, TlsTrustManagersProvider}
+import software.amazon.awssdk.http.async.SdkAsyncHttpClient
+import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient
+import software.amazon.awssdk.utils.AttributeMap
+
+/**
+ * The HTTP clients of every SDK client the connector builds, with the connector's TLS trust: synchronous
+ * (URLConnection) for Kinesis and STS calls, and HTTP/2 (Netty) for SubscribeToShard. Explicit rather than found by
+ * the SDK's service loader, which a shaded jar must not depend on.
+ */
+private[kinesisspark] object HttpClients {
+  def sync(tls: TlsSettings): SdkHttpClient = {
+    val builder = UrlConnectionHttpClient.builder()
+      .connectionTimeout(Duration.ofSeconds(10))
+      .socketTimeout(Duration.ofSeconds(30))
+    tls.trustManagers.foreach(managers => builder.tlsTrustManagersProvider(trusting(managers)))
+    builder.buildWithDefaults(defaults(tls))
+  }
+
+  /**
+   * HTTP/2 for SubscribeToShard, which needs it. Over TLS the protocol is agreed by ALPN; on a plain `http://`
+   * endpoint (local emulators) there is nothing to negotiate with, so the client speaks HTTP/2 at once (h2c with
+   * prior knowledge). Each subscription holds one HTTP/2 stream for up to 5 minutes, so concurrency is not capped
+   * at the SDK's default of 50 (an executor may own hundreds of shards).
+   */
+  def http2(tls: TlsSettings, plainText: Boolean): SdkAsyncHttpClient = {
+    val builder = NettyNioAsyncHttpClient.builder()
+      .protocol(Protocol.HTTP2)
+      .protocolNegotiation(if (plainText) ProtocolNegotiation.ASSUME_PROTOCOL else ProtocolNegotiation.ALPN)
+      .maxConcurrency(Integer.valueOf(MaxSubscriptions))
+      .connectionTimeout(Duration.ofSeconds(10))
+      .readTimeout(Duration.ofSeconds(60))
+    tls.trustManagers.foreach(managers => builder.tlsTrustManagersProvider(trusting(managers)))
+    builder.buildWithDefaults(defaults(tls))
+  }
+
+  private val MaxSubscriptions = 10000
+
+  private def trusting(managers: Array[javax.net.ssl.TrustManager]): TlsTrustManagersProvider =
+    new TlsTrustManagersProvider { override def trustManagers() = managers }
+
+  private def defaults(tls: TlsSettings): AttributeMap =
+    if (tls.trustAllCertificates) {
+      AttributeMap.builder().put(SdkHttpConfigurationOption.TRUST_ALL_CERTIFICATES, java.lang.Boolean.TRUE).build()
+    } else AttributeMap.empty()
+}
