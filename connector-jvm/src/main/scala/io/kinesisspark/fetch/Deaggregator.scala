@@ -1,0 +1,88 @@
+package io.kinesisspark.fetch
+
+import java.time.Clock
+
+import org.slf4j.LoggerFactory
+
+import io.kinesisspark.ShardPosition
+import io.kinesisspark.aws.{FetchedRecord, HashKeyRange}
+import io.kinesisspark.kpl.{KplAggregate, KplDecoded}
+
+/**
+ * Turns the Kinesis records of one shard into the records the source returns: a KPL aggregate becomes its user
+ * records (sub-sequence numbers 0, 1, ...), anything else stays one record. Only records after a position are
+ * returned, so reading resumes inside an aggregate at the next user record.
+ *
+ * Nothing is dropped:
+ *  - a user record whose hash key lies outside `hashKeyRange` is returned all the same (the aggregate was stored
+ *    in this shard, so no other shard's reader will see it), counted in [[outOfRangeSubRecords]] and reported in
+ *    a warning at most once a minute;
+ *  - data that starts with the KPL magic bytes but is not a valid aggregate is returned once as it is, as a plain
+ *    record, counted in [[corruptAggregates]] and logged with its sequence number (never its data).
+ * Counters count returned records only, so re-reading the start of an aggregate to resume inside it adds nothing.
+ *
+ * {{{
+ *   val deaggregator = new Deaggregator("clicks", "shardId-000000000000", Some(HashKeyRange(0, max)))
+ *   deaggregator.userRecords(response.records, after = reader.position)
+ * }}}
+ *
+ * @param hashKeyRange the shard's hash keys; `None` skips the check (the same records are returned)
+ */
+final class Deaggregator(stream: String, shardId: String, hashKeyRange: Option[HashKeyRange], clock: Clock = Clock.systemUTC()) {
+
+  import Deaggregator._
+
+  /** User records returned whose hash key lies outside the shard's range, since this deaggregator was made. */
+  var outOfRangeSubRecords = 0L
+  /** Records returned raw because they looked like aggregates but were not valid ones. */
+  var corruptAggregates = 0L
+
+  private var unreportedOutOfRange = 0L
+  private var lastOutOfRangeWarning = Long.MinValue
+
+  /** The records of `fetched` (in shard order) that lie after `after`, aggregates replaced by their user records. */
+  def userRecords(fetched: Seq[FetchedRecord], after: ShardPosition): Vector[KinesisRecord] = {
+    val records = fetched.iterator
+      // A Kinesis record wholly at or before the position need not be decoded: even its last user record is read.
+      .filter(r => ShardPosition.isAfter(ShardPosition.AfterRecord(r.sequenceNumber), after))
+      .flatMap(r => split(r, after))
+      .toVector
+    reportOutOfRange()
+    records
+  }
+
+  private def split(r: FetchedRecord, after: ShardPosition): Iterator[KinesisRecord] = KplAggregate.decode(r.data) match {
+    case KplDecoded.NotAggregated => Iterator(KinesisRecord(r.partitionKey, r.data, r.sequenceNumber, None, r.approximateArrivalMillis))
+    case KplDecoded.Corrupt(reason) =>
+      corruptAggregates += 1
+      log.warn(s"Kinesis record $shardId/${r.sequenceNumber} of stream '$stream' starts like a KPL aggregate but is " +
+        s"not a valid one ($reason); returning it once as a plain record with its data unchanged")
+      Iterator(KinesisRecord(r.partitionKey, r.data, r.sequenceNumber, None, r.approximateArrivalMillis))
+    case KplDecoded.Aggregated(users) =>
+      users.iterator.zipWithIndex.collect {
+        case (u, i) if ShardPosition.isAfter(ShardPosition.AfterRecord(r.sequenceNumber, Some(i.toLong)), after) =>
+          if (hashKeyRange.exists(range => !u.effectiveHashKey.exists(range.contains))) {
+            outOfRangeSubRecords += 1
+            unreportedOutOfRange += 1
+          }
+          KinesisRecord(u.partitionKey, u.data, r.sequenceNumber, Some(i.toLong), r.approximateArrivalMillis)
+      }
+  }
+
+  private def reportOutOfRange(): Unit = {
+    val now = clock.millis()
+    if (unreportedOutOfRange > 0 && (lastOutOfRangeWarning == Long.MinValue || now - lastOutOfRangeWarning >= WarningIntervalMs)) {
+      log.warn(s"$unreportedOutOfRange KPL user record(s) in stream '$stream', $shardId have hash keys outside the " +
+        s"shard's range ${hashKeyRange.mkString}; returning them anyway, as no other shard holds them " +
+        s"($outOfRangeSubRecords so far; metric outOfRangeSubRecords)")
+      unreportedOutOfRange = 0
+      lastOutOfRangeWarning = now
+    }
+  }
+}
+
+object Deaggregator {
+  private val log = LoggerFactory.getLogger(classOf[Deaggregator])
+  /** Out-of-range user records are reported at most this often per shard reader. */
+  val WarningIntervalMs = 60000L
+}

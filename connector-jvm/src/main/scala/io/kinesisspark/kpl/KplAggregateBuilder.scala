@@ -1,0 +1,90 @@
+package io.kinesisspark.kpl
+
+import scala.collection.mutable
+
+import com.google.protobuf.{CodedOutputStream, WireFormat}
+
+import io.kinesisspark.kpl.KplAggregate._
+
+/**
+ * Builds one KPL aggregate record by record, knowing at every step how many bytes [[build]] will return, so a
+ * writer can stop adding before the aggregate outgrows what one Kinesis record may hold (1 MiB, counting the
+ * outer partition key, which is not part of these bytes). Each partition key and explicit hash key is stored once
+ * in the aggregate's tables however many records use it. Kinesis limits on keys are not checked here.
+ *
+ * {{{
+ *   val builder = new KplAggregateBuilder
+ *   for (r <- userRecords) {
+ *     if (!builder.isEmpty && builder.sizeWith(r) + outerKeyBytes > 1024 * 1024) { put(builder.build()); builder.clear() }
+ *     builder.add(r)
+ *   }
+ * }}}
+ */
+final class KplAggregateBuilder {
+  private val partitionKeys = mutable.LinkedHashMap.empty[String, Int]
+  private val explicitHashKeys = mutable.LinkedHashMap.empty[String, Int]
+  private val records = mutable.ArrayBuffer.empty[(Int, Option[Int], Array[Byte])]
+  private var messageBytes = 0L
+
+  /** Records added since the builder was made or cleared. */
+  def count: Int = records.size
+
+  def isEmpty: Boolean = records.isEmpty
+
+  /** The length of what [[build]] returns now: magic bytes, protobuf message, MD5 digest. */
+  def sizeInBytes: Long = Magic.length + messageBytes + DigestLength
+
+  /** The length [[build]] would return after adding `record`. */
+  def sizeWith(record: UserRecord): Long = sizeInBytes + addedBytes(record)
+
+  def add(record: UserRecord): Unit = {
+    messageBytes += addedBytes(record)
+    val key = partitionKeys.getOrElseUpdate(record.partitionKey, partitionKeys.size)
+    val hashKey = record.explicitHashKey.map(k => explicitHashKeys.getOrElseUpdate(k, explicitHashKeys.size))
+    records += ((key, hashKey, record.data))
+  }
+
+  def clear(): Unit = {
+    partitionKeys.clear()
+    explicitHashKeys.clear()
+    records.clear()
+    messageBytes = 0L
+  }
+
+  /** The aggregate of the records added so far, in the order added. */
+  def build(): Array[Byte] = {
+    require(records.nonEmpty, "a KPL aggregate needs at least one user record (readers take an empty one for corrupt)")
+    val bytes = new Array[Byte](sizeInBytes.toInt)
+    System.arraycopy(Magic, 0, bytes, 0, Magic.length)
+    val out = CodedOutputStream.newInstance(bytes, Magic.length, messageBytes.toInt)
+    partitionKeys.keys.foreach(out.writeString(PartitionKeyTableField, _))
+    explicitHashKeys.keys.foreach(out.writeString(ExplicitHashKeyTableField, _))
+    records.foreach { case (key, hashKey, data) =>
+      out.writeTag(RecordsField, WireFormat.WIRETYPE_LENGTH_DELIMITED)
+      out.writeUInt32NoTag(recordBytes(key, hashKey, data))
+      out.writeUInt64(PartitionKeyIndexField, key.toLong)
+      hashKey.foreach(i => out.writeUInt64(ExplicitHashKeyIndexField, i.toLong))
+      out.writeByteArray(DataField, data)
+    }
+    out.checkNoSpaceLeft() // the sizes computed as records were added are exactly what was written
+    val digest = md5(bytes, Magic.length, messageBytes.toInt)
+    System.arraycopy(digest, 0, bytes, bytes.length - DigestLength, DigestLength)
+    bytes
+  }
+
+  /** What adding `record` adds to the protobuf message: its keys if new to the tables, and the record itself. */
+  private def addedBytes(record: UserRecord): Long = {
+    val key = partitionKeys.getOrElse(record.partitionKey, partitionKeys.size)
+    val newKey = if (partitionKeys.contains(record.partitionKey)) 0 else CodedOutputStream.computeStringSize(PartitionKeyTableField, record.partitionKey)
+    val hashKey = record.explicitHashKey.map(k => explicitHashKeys.getOrElse(k, explicitHashKeys.size))
+    val newHashKey = record.explicitHashKey.filterNot(explicitHashKeys.contains)
+      .map(CodedOutputStream.computeStringSize(ExplicitHashKeyTableField, _)).getOrElse(0)
+    val body = recordBytes(key, hashKey, record.data)
+    newKey.toLong + newHashKey + CodedOutputStream.computeTagSize(RecordsField) + CodedOutputStream.computeUInt32SizeNoTag(body) + body
+  }
+
+  private def recordBytes(key: Int, hashKey: Option[Int], data: Array[Byte]): Int =
+    CodedOutputStream.computeUInt64Size(PartitionKeyIndexField, key.toLong) +
+      hashKey.map(i => CodedOutputStream.computeUInt64Size(ExplicitHashKeyIndexField, i.toLong)).getOrElse(0) +
+      CodedOutputStream.computeByteArraySize(DataField, data)
+}

@@ -1,0 +1,281 @@
+"""End-to-end tests of KPL de-aggregation: aggregates made by an independent producer (PyPI ``aws-kinesis-agg``,
+the awslabs Python aggregator) are put on the emulator and must come out of the source as their user records,
+each exactly once, with the aggregate's sequence number and the user record's index as ``subSequenceNumber``.
+
+Expectations are built on the producer side only: the user records handed to the aggregator, and the shard and
+sequence number Kinesis acknowledged for each aggregate.
+
+About batch boundaries: a batch ends after a whole GetRecords response, and Kinesis always returns whole
+records, so a batch never ends between two user records of the same aggregate. What a restart does exercise is
+an offset that points *into* an aggregate (``"sub": n-1`` after its last user record): resuming from it reads the
+aggregate again (AT_SEQUENCE_NUMBER) and must skip every user record already delivered. Resuming at an index
+before the last one is covered by the Scala unit tests (ShardReaderKplSuite).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+import pytest
+from aws_kinesis_agg.aggregator import RecordAggregator
+from harness.kinesis import PutResult
+from harness.sink import BatchSink, ProgressLog, SinkRecord
+
+METRIC_WAIT_S = 60.0
+HASH_KEY_SPACE = 2**128
+
+
+@dataclass(frozen=True)
+class UserRecord:
+    """A record as the producer hands it to the aggregator; ``explicit_hash_key`` is a decimal string."""
+
+    partition_key: str
+    data: bytes
+    explicit_hash_key: str | None = None
+
+
+# One expected row: (shard, sequence number, sub-sequence number or None, partition key, data).
+Row = tuple[str, str, int | None, str, bytes]
+
+
+def aggregate(records: list[UserRecord]) -> tuple[str, bytes]:
+    """One aggregate of ``records`` made by aws-kinesis-agg: its outer partition key and its bytes."""
+    aggregator = RecordAggregator()
+    for record in records:
+        full = aggregator.add_user_record(record.partition_key, record.data, record.explicit_hash_key)
+        assert full is None, "the test's user records must fit in one aggregate"
+    built = aggregator.clear_and_get()
+    assert built.get_num_user_records() == len(records)
+    partition_key, _, data = built.get_contents()
+    return partition_key, data
+
+
+def users(prefix: str, count: int) -> list[UserRecord]:
+    """``count`` user records with distinct keys and data; key and data vary in length, unicode and bytes."""
+    return [
+        UserRecord(f"{prefix}-ключ-{i}", f"{prefix}-{i}:".encode() + bytes(range(i % 7)) * (i % 5))
+        for i in range(count)
+    ]
+
+
+def hash_key(partition_key: str) -> int:
+    """A partition key's hash key in Kinesis: its MD5 digest as a 128-bit unsigned big-endian number."""
+    return int.from_bytes(hashlib.md5(partition_key.encode()).digest(), "big")
+
+
+def effective_hash_key(record: UserRecord) -> int:
+    return int(record.explicit_hash_key) if record.explicit_hash_key is not None else hash_key(record.partition_key)
+
+
+class Producer:
+    """Puts aggregates and plain records on one stream, in order, and keeps the rows they must become.
+
+    Like aws-kinesis-agg (unlike the KPL, which groups user records by shard), it puts an aggregate wherever the
+    test says, whatever its user records' hash keys: ``out_of_range`` counts those outside the shard's range.
+    """
+
+    def __init__(self, kinesis, name: str) -> None:
+        self.kinesis = kinesis
+        self.name = name
+        self.ranges = {
+            s["ShardId"]: (int(s["HashKeyRange"]["StartingHashKey"]), int(s["HashKeyRange"]["EndingHashKey"]))
+            for s in kinesis.shards(name)
+        }
+        self.expected: list[Row] = []
+        self.out_of_range = 0
+
+    @property
+    def shards(self) -> list[str]:
+        return sorted(self.ranges)
+
+    def put_aggregate(self, shard: str, records: list[UserRecord]) -> PutResult:
+        outer_key, data = aggregate(records)
+        put = self._put(shard, outer_key, data)
+        low, high = self.ranges[shard]
+        self.out_of_range += sum(not low <= effective_hash_key(r) <= high for r in records)
+        self.expected.extend(
+            (put.shard_id, put.sequence_number, i, r.partition_key, r.data) for i, r in enumerate(records)
+        )
+        return put
+
+    def put_plain(self, shard: str, partition_key: str, data: bytes) -> PutResult:
+        """A record that must come out as it went in (a plain record, or one that is not a valid aggregate)."""
+        put = self._put(shard, partition_key, data)
+        self.expected.append((put.shard_id, put.sequence_number, None, partition_key, data))
+        return put
+
+    def _put(self, shard: str, partition_key: str, data: bytes) -> PutResult:
+        # The shard's starting hash key as explicit hash key places the record in that shard.
+        (put,) = self.kinesis.put_records(self.name, [(partition_key, data, self.ranges[shard][0])])
+        assert put.shard_id == shard
+        return put
+
+
+def rows(records: list[SinkRecord]) -> list[Row]:
+    return [(r.shard_id, r.sequence_number, r.sub_sequence_number, r.partition_key, r.data) for r in records]
+
+
+def assert_rows_exactly(records: list[SinkRecord], expected: list[Row]) -> None:
+    """The sink holds exactly the expected rows, each once (compared as multisets, with a readable diff)."""
+    got, want = Counter(rows(records)), Counter(expected)
+    repeated = {row: n for row, n in got.items() if n > 1}
+    assert not repeated, f"{len(repeated)} rows delivered more than once, e.g. {list(repeated.items())[:3]}"
+    missing, unexpected = want - got, got - want
+    assert not missing and not unexpected, (
+        f"{sum(missing.values())} rows missing, e.g. {list(missing)[:3]}; "
+        f"{sum(unexpected.values())} unexpected, e.g. {list(unexpected)[:3]}"
+    )
+
+
+def wait_for_metric(query, name: str, expected: int) -> dict[str, str]:
+    """Polls the query's latest source metrics until ``name`` equals ``expected``; returns those metrics."""
+    deadline = time.monotonic() + METRIC_WAIT_S
+    metrics: dict[str, str] = {}
+    while time.monotonic() < deadline:
+        progress = query.lastProgress
+        if progress and progress["sources"]:
+            metrics = progress["sources"][0]["metrics"] or {}
+            if metrics.get(name) == str(expected):
+                return metrics
+        time.sleep(0.5)
+    raise AssertionError(f"source metric {name} never reached {expected}; last metrics {metrics}")
+
+
+def run_to(sink: BatchSink, source, expected: list[Row]) -> tuple[object, list[SinkRecord]]:
+    """Starts (or resumes) the query and waits for exactly ``len(expected)`` rows; the query keeps running."""
+    query = sink.start(source)
+    records = sink.wait_for_rows(query, len(expected))
+    return query, records
+
+
+def test_user_records_of_aggregates_over_several_shards(kinesis, stream, read_kinesis, sink):
+    name = stream(3)
+    producer = Producer(kinesis, name)
+    shards = producer.shards
+    for n, shard in enumerate(shards):
+        producer.put_aggregate(shard, users(f"s{n}a", 1))
+        producer.put_aggregate(shard, users(f"s{n}b", 7 + n))
+        producer.put_aggregate(shard, users(f"s{n}c", 120))
+    # Empty data, a key shared by several user records, binary data.
+    producer.put_aggregate(shards[1], [UserRecord("same", b""), UserRecord("same", b"\x00\xff"), UserRecord("other", b"")])
+
+    query, records = run_to(sink, read_kinesis(name, initialPosition="trim_horizon"), producer.expected)
+    assert_rows_exactly(records, producer.expected)
+    assert {r.stream for r in records} == {name}
+    # The user records' keys are spread over the whole hash key space, so most lie outside the aggregate's shard.
+    assert producer.out_of_range > 100
+    metrics = wait_for_metric(query, "outOfRangeSubRecords", producer.out_of_range)
+    assert metrics["corruptAggregates"] == "0", metrics
+    query.stop()
+
+
+def test_aggregated_and_plain_records_mixed_in_one_shard(kinesis, stream, read_kinesis, sink):
+    name = stream(1)
+    producer = Producer(kinesis, name)
+    (shard,) = producer.shards
+    producer.put_plain(shard, "plain-0", b"plain record 0")
+    producer.put_aggregate(shard, users("a", 3))
+    producer.put_plain(shard, "plain-1", b"")
+    producer.put_plain(shard, "plain-2", b"\xf3\x89\x9a")  # the first three magic bytes only: not an aggregate
+    producer.put_aggregate(shard, users("b", 5))
+    producer.put_aggregate(shard, users("c", 1))
+    producer.put_plain(shard, "plain-3", b"plain record 3")
+
+    query, records = run_to(sink, read_kinesis(name, initialPosition="trim_horizon"), producer.expected)
+    query.stop()
+    assert_rows_exactly(records, producer.expected)
+    plain = [r for r in records if r.partition_key.startswith("plain-")]
+    assert len(plain) == 4 and all(r.sub_sequence_number is None for r in plain)
+
+
+def offsets_log(sink: BatchSink) -> list[dict]:
+    """The source offsets Spark logged in the checkpoint, oldest batch first."""
+    logged = sorted((sink.checkpoint / "offsets").glob("[0-9]*"), key=lambda p: int(p.name))
+    return [json.loads(path.read_text().splitlines()[-1]) for path in logged]
+
+
+@pytest.mark.parametrize("restart_mode", ["polling", "efo"])
+def test_restart_from_an_offset_inside_an_aggregate_repeats_and_loses_nothing(
+    kinesis, stream, read_kinesis, sink, restart_mode
+):
+    """The restart reads on by polling, or subscribes (AT_SEQUENCE_NUMBER of the aggregate, then skips what was read)."""
+    name = stream(1)
+    producer = Producer(kinesis, name)
+    (shard,) = producer.shards
+    for i in range(6):
+        if i % 2 == 0:
+            producer.put_plain(shard, f"plain-{i}", f"plain {i}".encode())
+        producer.put_aggregate(shard, users(f"first-{i}", 4 + i))
+    first_part = len(producer.expected)
+    # One Kinesis record per GetRecords call and one response per batch: every batch ends after an aggregate
+    # or a plain record, and the offset after an aggregate points at its last user record.
+    options = {"initialPosition": "trim_horizon", "maxRecordsPerFetch": "1", "maxRecordsPerTrigger": "1"}
+
+    query = sink.start(read_kinesis(name, **options))
+    sink.wait_for_rows(query, first_part)
+    query.stop()
+    positions = [o["streams"][name][shard] for o in offsets_log(sink)]
+    # The query stopped after the last aggregate's last user record (index 8 of 9): the restart resumes there.
+    assert positions[-1].get("sub") == 8, positions
+    assert sum("sub" in p for p in positions) >= 6, f"expected an offset after each aggregate: {positions}"
+
+    for i in range(3):
+        producer.put_aggregate(shard, users(f"second-{i}", 3))
+    producer.put_plain(shard, "plain-last", b"last")
+    query, records = run_to(sink, read_kinesis(name, **options, consumerMode=restart_mode), producer.expected)
+    query.stop()
+    assert_rows_exactly(records, producer.expected)
+
+
+def test_corrupt_aggregate_is_delivered_raw_once_and_counted(kinesis, stream, read_kinesis, sink):
+    name = stream(1)
+    producer = Producer(kinesis, name)
+    (shard,) = producer.shards
+    producer.put_aggregate(shard, users("good", 3))
+    outer_key, good = aggregate(users("broken", 4))
+    corrupt = good[:-1] + bytes([good[-1] ^ 0xFF])  # one byte of the MD5 digest flipped
+    producer.put_plain(shard, outer_key, corrupt)  # expected back as it is, as one record
+    producer.put_plain(shard, "after", b"after the corrupt one")
+
+    query, records = run_to(sink, read_kinesis(name, initialPosition="trim_horizon"), producer.expected)
+    assert_rows_exactly(records, producer.expected)
+    wait_for_metric(query, "corruptAggregates", 1)
+    query.stop()
+
+    # After a restart from the checkpoint the corrupt record is neither delivered nor counted again.
+    producer.put_plain(shard, "later", b"put after the restart")
+    query, records = run_to(sink, read_kinesis(name, initialPosition="trim_horizon"), producer.expected)
+    assert_rows_exactly(records, producer.expected)
+    metrics = query.lastProgress["sources"][0]["metrics"]
+    assert (metrics["corruptAggregates"], metrics["outOfRangeSubRecords"]) == ("0", "0"), metrics
+    query.stop()
+
+
+def test_user_records_outside_the_shard_range_are_delivered_and_counted(kinesis, stream, read_kinesis, sink):
+    name = stream(2)
+    producer = Producer(kinesis, name)
+    shard_0, shard_1 = producer.shards
+    (low_0, high_0), (low_1, _) = producer.ranges[shard_0], producer.ranges[shard_1]
+    # Partition keys whose MD5 falls in each shard, found the way Kinesis hashes them.
+    key_in_1 = next(k for k in (f"key-{i}" for i in range(1000)) if hash_key(k) >= low_1)
+    key_in_0 = next(k for k in (f"key-{i}" for i in range(1000)) if low_0 <= hash_key(k) <= high_0)
+    records = [
+        UserRecord(key_in_0, b"in range by its key"),
+        UserRecord("x", b"in range by explicit hash key", str(high_0)),
+        UserRecord("y", b"out of range by explicit hash key", str(low_1)),
+        UserRecord(key_in_1, b"out of range by its key"),
+        UserRecord("z", b"out of range: the largest hash key", str(HASH_KEY_SPACE - 1)),
+    ]
+    producer.put_aggregate(shard_0, records)
+    producer.put_aggregate(shard_1, [UserRecord(key_in_1, b"in shard 1, in range")])
+
+    query, delivered = run_to(sink, read_kinesis(name, initialPosition="trim_horizon"), producer.expected)
+    assert_rows_exactly(delivered, producer.expected)
+    assert {r.shard_id for r in delivered if r.data.startswith(b"out of range")} == {shard_0}
+    assert producer.out_of_range == 3
+    wait_for_metric(query, "outOfRangeSubRecords", 3)
+    query.stop()
