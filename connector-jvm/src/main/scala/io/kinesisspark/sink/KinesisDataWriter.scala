@@ -1,0 +1,68 @@
+package io.kinesisspark.sink
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.metric.CustomTaskMetric
+import org.apache.spark.sql.connector.write.{DataWriter, WriterCommitMessage}
+
+import io.kinesisspark.kpl.UserRecord
+
+/**
+ * Writes one task's rows: each row is checked and converted ([[RowConverter]]), packed into KPL aggregates if
+ * `aggregation` is on ([[KplAggregator]]), and put by a [[PutRecordsSender]]. [[commit]] returns only once
+ * Kinesis has stored every row, so a committed task (and so a committed batch or epoch) means "written"; a task
+ * that fails after some calls succeeded leaves those rows in the stream, and Spark's retry writes them again:
+ * delivery is at-least-once.
+ *
+ * {{{
+ *   val writer = factory.createWriter(partitionId, taskId)
+ *   rows.foreach(writer.write)
+ *   writer.commit()   // every row acknowledged by Kinesis
+ * }}}
+ */
+final class KinesisDataWriter(convert: RowConverter, sender: PutRecordsSender,
+    aggregator: Option[KplAggregator], metrics: SinkMetrics) extends DataWriter[InternalRow] {
+
+  override def write(row: InternalRow): Unit = {
+    val (stream, record) = convert(row)
+    aggregator match {
+      case Some(a) => a.add(stream, record)
+      case None    => sender.add(KinesisDataWriter.plain(stream, record))
+    }
+  }
+
+  /**
+   * Spark's writer task hands over all rows here, reads the task's metrics one last time, then commits: everything
+   * is sent and acknowledged before returning, so those metrics count every row.
+   */
+  override def writeAll(rows: java.util.Iterator[InternalRow]): Unit = {
+    while (rows.hasNext) write(rows.next())
+    flush()
+  }
+
+  override def commit(): WriterCommitMessage = {
+    flush()
+    KinesisWriterCommitMessage(metrics.snapshot)
+  }
+
+  private def flush(): Unit = {
+    aggregator.foreach(_.flush())
+    sender.flush()
+  }
+
+  override def abort(): Unit = sender.abort()
+
+  override def close(): Unit = ()
+
+  override def currentMetricsValues(): Array[CustomTaskMetric] = metrics.taskMetrics
+}
+
+object KinesisDataWriter {
+  /** A row put as a Kinesis record of its own. */
+  def plain(stream: String, record: UserRecord): SinkEntry =
+    SinkEntry(stream, io.kinesisspark.aws.PutEntry(record.partitionKey, record.explicitHashKey, record.data),
+      orderKey = record.partitionKey, userRecords = 1,
+      userBytes = record.data.length.toLong + SinkEntry.utf8Length(record.partitionKey), predictedShard = None)
+}
+
+/** What a committed writer task did, for the driver's totals (see [[SinkMetrics]]). */
+final case class KinesisWriterCommitMessage(metrics: Map[String, Long]) extends WriterCommitMessage

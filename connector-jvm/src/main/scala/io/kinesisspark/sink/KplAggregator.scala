@@ -1,0 +1,80 @@
+package io.kinesisspark.sink
+
+import scala.collection.mutable
+
+import io.kinesisspark.aws.PutEntry
+import io.kinesisspark.kpl.{KplAggregateBuilder, UserRecord}
+
+/**
+ * Packs rows into KPL aggregates, one open aggregate per stream and shard: rows whose hash keys fall in the same
+ * shard (by [[ShardMap]]) share an aggregate, whatever their partition keys, which is what lets a shard take more
+ * than 1,000 rows per second. An aggregate takes the partition key (and explicit hash key, if any) of its first
+ * row, so Kinesis stores it in that shard, the one every row in it belongs to; each row keeps its own keys inside.
+ *
+ * An aggregate is closed and handed to `emit` when the next row would take it over `maxBytes` (counting its
+ * partition key), when the open aggregates together hold a PutRecords call's worth, or on [[flush]]. A closed
+ * aggregate of a single row is put as a plain record, as the KPL does; so is a row too large to share one.
+ *
+ * {{{
+ *   val aggregator = new KplAggregator(stream => shardMaps(stream), maxBytes = 51200, emit = sender.add)
+ *   rows.foreach { case (stream, record) => aggregator.add(stream, record) }
+ *   aggregator.flush()
+ * }}}
+ */
+final class KplAggregator(shardMap: String => ShardMap, maxBytes: Int, emit: SinkEntry => Unit) {
+
+  private final class Open(val stream: String, val shard: String) {
+    val builder = new KplAggregateBuilder
+    var first: UserRecord = _
+    var userBytes = 0L
+    def outerSize(record: UserRecord): Long =
+      (if (builder.isEmpty) builder.sizeWith(record) + SinkEntry.utf8Length(record.partitionKey)
+       else builder.sizeWith(record) + SinkEntry.utf8Length(first.partitionKey))
+  }
+
+  private val open = mutable.LinkedHashMap.empty[(String, String), Open]
+  private var openBytes = 0L
+
+  def add(stream: String, record: UserRecord): Unit = {
+    val hashKey = record.effectiveHashKey.getOrElse(
+      throw new IllegalArgumentException(s"invalid explicit hash key ${record.explicitHashKey}"))
+    val shard = shardMap(stream).shardFor(hashKey)
+    val aggregate = open.getOrElseUpdate((stream, shard), new Open(stream, shard))
+    if (!aggregate.builder.isEmpty && aggregate.outerSize(record) > maxBytes) close(aggregate)
+    if (aggregate.outerSize(record) > maxBytes) {
+      // Too large to share an aggregate: alone, after the rows before it.
+      emit(plain(stream, shard, record))
+    } else {
+      if (aggregate.builder.isEmpty) aggregate.first = record
+      openBytes -= aggregate.builder.sizeInBytes
+      aggregate.builder.add(record)
+      openBytes += aggregate.builder.sizeInBytes
+      aggregate.userBytes += record.data.length + SinkEntry.utf8Length(record.partitionKey)
+      if (openBytes > PutRecordsLimits.MaxBytesPerCall) flush()
+    }
+  }
+
+  /** Closes every open aggregate, in the order they were opened. */
+  def flush(): Unit = {
+    open.values.foreach(close)
+    open.clear()
+  }
+
+  private def close(aggregate: Open): Unit = {
+    if (!aggregate.builder.isEmpty) {
+      openBytes -= aggregate.builder.sizeInBytes
+      if (aggregate.builder.count == 1) emit(plain(aggregate.stream, aggregate.shard, aggregate.first))
+      else emit(SinkEntry(aggregate.stream,
+        PutEntry(aggregate.first.partitionKey, aggregate.first.explicitHashKey, aggregate.builder.build()),
+        orderKey = aggregate.shard, userRecords = aggregate.builder.count, userBytes = aggregate.userBytes,
+        predictedShard = Some(aggregate.shard)))
+      aggregate.builder.clear()
+      aggregate.userBytes = 0
+    }
+  }
+
+  private def plain(stream: String, shard: String, record: UserRecord): SinkEntry =
+    SinkEntry(stream, PutEntry(record.partitionKey, record.explicitHashKey, record.data), orderKey = shard,
+      userRecords = 1, userBytes = record.data.length.toLong + SinkEntry.utf8Length(record.partitionKey),
+      predictedShard = None)
+}

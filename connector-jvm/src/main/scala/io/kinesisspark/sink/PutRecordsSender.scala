@@ -1,0 +1,315 @@
+package io.kinesisspark.sink
+
+import java.util.concurrent.{Executor, LinkedBlockingQueue, TimeUnit}
+
+import scala.collection.mutable
+import scala.util.control.NonFatal
+
+import software.amazon.awssdk.awscore.exception.AwsServiceException
+import software.amazon.awssdk.core.exception.SdkClientException
+
+import io.kinesisspark.{KinesisErrors, KinesisSparkException}
+import io.kinesisspark.aws.{PutEntry, PutEntryResult}
+
+/**
+ * Puts the entries of one writer task into Kinesis: PutRecords calls within Kinesis's limits
+ * ([[PutRecordsBatcher]]), up to `maxInflight` of them at once on `executor`, and every entry Kinesis refuses
+ * (throttled, internal failure) or whose call failed in a way worth retrying (throttling, 5xx, I/O) put again
+ * after a back-off ([[RetryPolicy]]), until it is stored or out of retries (a throttled entry in a call that stored
+ * others uses none: the stream is being paced); then the task fails, naming the stream,
+ * the records, the attempts and the last error. Errors no retry can fix (a missing stream, refused credentials, a
+ * malformed request) fail the task at once. After a throttle the stream gets nothing, new or retried, until the
+ * throttled entries' back-off ends: that is what paces a task to what its shards take.
+ *
+ * All state lives on the task's thread: calls run on `executor` and hand their answers back through a queue that
+ * [[add]] and [[flush]] drain. Everything is bounded: at most `maxInflight` + 1 calls' worth of entries (records and
+ * bytes) is held, queued or in flight; [[add]] blocks beyond that.
+ *
+ * Order. Entries are sent in the order they were added, and a retried entry goes before newer ones, but Kinesis
+ * itself reorders in two cases: an entry refused in a call whose later entry of the same key was stored lands
+ * after it when retried, and two calls in flight at once may be stored in either order. With `preserveKeyOrder`,
+ * neither can happen: an entry is only sent when no earlier entry of its order key (the partition key of a row,
+ * the shard of an aggregate) is in flight or waiting, so a call holds at most one entry per key and a key's
+ * entries are stored one after the other.
+ *
+ * {{{
+ *   val sender = new PutRecordsSender(api.putRecords, maxInflight = 4, RetryPolicy(20), preserveKeyOrder = false,
+ *     metrics, executor)
+ *   rows.foreach(r => sender.add(entryOf(r)))  // sends full calls as they fill
+ *   sender.flush()                             // returns once every entry is stored
+ * }}}
+ *
+ * @param clock   milliseconds now; with `sleeper`, replaced in tests
+ * @param onStored told of every stored entry with Kinesis's answer (the shard it went to)
+ */
+final class PutRecordsSender(
+    put: (String, IndexedSeq[PutEntry]) => IndexedSeq[PutEntryResult],
+    maxInflight: Int,
+    retry: RetryPolicy,
+    preserveKeyOrder: Boolean,
+    metrics: SinkMetrics,
+    executor: Executor,
+    clock: () => Long = () => System.currentTimeMillis(),
+    sleeper: Long => Unit = ms => Thread.sleep(ms),
+    onStored: (SinkEntry, PutEntryResult) => Unit = (_, _) => ()) {
+  import PutRecordsSender._
+
+  require(maxInflight >= 1, "maxInflight must be at least 1")
+
+  private val maxBufferedRecords = (maxInflight + 1) * PutRecordsLimits.MaxRecordsPerCall
+  private val maxBufferedBytes = (maxInflight + 1).toLong * PutRecordsLimits.MaxBytesPerCall
+
+  private val queues = mutable.LinkedHashMap.empty[String, StreamQueue]
+  private val completions = new LinkedBlockingQueue[Completion]()
+  private var inFlight = 0
+  private var bufferedEntries = 0
+  private var bufferedBytes = 0L
+  private var bufferedRows = 0L
+  private var nextSeq = 0L
+  private var nextStream = 0
+  private var failure: Option[Throwable] = None
+  private var aborted = false
+
+  /** Entries added and not yet stored (queued or in flight). */
+  def pendingEntries: Int = bufferedEntries
+
+  /** Queues `entry`, sending calls that are full; blocks while the buffer is full. */
+  def add(entry: SinkEntry): Unit = {
+    checkFailure()
+    while (bufferedEntries > 0 &&
+        (bufferedEntries >= maxBufferedRecords || bufferedBytes + entry.size > maxBufferedBytes)) {
+      dispatch(urgent = true)
+      awaitProgress()
+      checkFailure()
+    }
+    val pending = new PendingEntry(nextSeq, entry)
+    nextSeq += 1
+    queues.getOrElseUpdate(entry.stream, new StreamQueue(entry.stream)).queued.put(pending.seq, pending)
+    bufferedEntries += 1
+    bufferedBytes += entry.size
+    bufferedRows += entry.userRecords
+    drainCompletions()
+    checkFailure()
+    dispatch(urgent = false)
+  }
+
+  /** Sends everything queued and returns once every entry is stored; throws if one cannot be. */
+  def flush(): Unit = {
+    checkFailure()
+    while (bufferedEntries > 0) {
+      dispatch(urgent = true)
+      awaitProgress()
+      checkFailure()
+    }
+  }
+
+  /** Stops: nothing more is sent or retried. Calls in flight finish in the background; their answers are dropped. */
+  def abort(): Unit = {
+    aborted = true
+    queues.clear()
+  }
+
+  private def checkFailure(): Unit = {
+    if (aborted) throw new IllegalStateException("the Kinesis writer was aborted")
+    failure.foreach(e => throw e)
+  }
+
+  /** Starts calls while fewer than `maxInflight` run: full ones, or with `urgent` any with an entry ready. */
+  private def dispatch(urgent: Boolean): Unit = {
+    var started = true
+    while (started && inFlight < maxInflight && failure.isEmpty) {
+      started = false
+      val streams = queues.values.toIndexedSeq
+      var i = 0
+      while (i < streams.size && inFlight < maxInflight) {
+        val queue = streams((nextStream + i) % streams.size)
+        val batch = nextCall(queue, clock())
+        if (!batch.isEmpty && (urgent || batch.isWorthSending)) {
+          send(queue, batch)
+          started = true
+        }
+        i += 1
+      }
+      nextStream += 1
+    }
+  }
+
+  /** The entries of the next call to `queue`'s stream, in order, skipping those that must wait. */
+  private def nextCall(queue: StreamQueue, now: Long): PutRecordsBatcher = {
+    val batch = new PutRecordsBatcher()
+    if (now < queue.pausedUntil) return batch
+    val seenKeys = mutable.HashSet.empty[String]
+    val it = queue.queued.values().iterator()
+    var scanned = 0
+    var done = false
+    while (!done && it.hasNext && scanned < ScanLimit) {
+      val pending = it.next()
+      scanned += 1
+      // Under preserveKeyOrder only the oldest entry of a key that is not in flight may go.
+      val eligible = !preserveKeyOrder || (!queue.busyKeys.contains(pending.entry.orderKey) && seenKeys.add(pending.entry.orderKey))
+      if (eligible && pending.notBeforeMillis <= now && !batch.tryAdd(pending)) done = true
+      if (batch.isFull) done = true
+    }
+    batch
+  }
+
+  private def send(queue: StreamQueue, batch: PutRecordsBatcher): Unit = {
+    val entries = batch.entries
+    entries.foreach { p =>
+      queue.queued.remove(p.seq)
+      if (preserveKeyOrder) queue.busyKeys += p.entry.orderKey
+      if (p.attempts > 0) metrics.retriedEntries += 1
+    }
+    inFlight += 1
+    metrics.putRecordsCalls += 1
+    val request = entries.map(_.entry.put)
+    val stream = queue.stream
+    executor.execute(() => {
+      val outcome = try Right(put(stream, request)) catch { case NonFatal(e) => Left(e) }
+      completions.put(Completion(queue, entries, outcome))
+    })
+  }
+
+  private def drainCompletions(): Unit = {
+    var c = completions.poll()
+    while (c != null) {
+      handle(c)
+      c = completions.poll()
+    }
+  }
+
+  /** Waits for a call to finish, or for the first retry's back-off to end when nothing is in flight. */
+  private def awaitProgress(): Unit = {
+    if (!completions.isEmpty) { drainCompletions(); return }
+    val now = clock()
+    val nextRetry = earliestRetry(now)
+    if (inFlight > 0) {
+      val timeout = nextRetry.map(_ - now).getOrElse(PollIntervalMs).max(1L).min(PollIntervalMs)
+      val c = completions.poll(timeout, TimeUnit.MILLISECONDS)
+      if (c != null) { handle(c); drainCompletions() }
+    } else {
+      nextRetry match {
+        case Some(at) => sleeper(at - now)
+        case None if bufferedEntries > 0 && failure.isEmpty =>
+          throw new IllegalStateException(s"$bufferedEntries entries queued but none can be sent or waited for")
+        case None =>
+      }
+    }
+  }
+
+  private def earliestRetry(now: Long): Option[Long] = {
+    var earliest = Long.MaxValue
+    queues.values.foreach { q =>
+      if (!q.queued.isEmpty && q.pausedUntil > now) earliest = math.min(earliest, q.pausedUntil)
+      q.queued.values().forEach(p => if (p.notBeforeMillis > now) earliest = math.min(earliest, p.notBeforeMillis))
+    }
+    if (earliest == Long.MaxValue) None else Some(earliest)
+  }
+
+  private def handle(c: Completion): Unit = {
+    inFlight -= 1
+    if (preserveKeyOrder) c.entries.foreach(p => c.queue.busyKeys -= p.entry.orderKey)
+    if (aborted || failure.isDefined) return
+    val exhausted = mutable.ArrayBuffer.empty[PendingEntry]
+    val retried = mutable.ArrayBuffer.empty[PendingEntry]
+    // A throttled entry in a call that stored others is being paced, not failing: the stream takes what its
+    // shards can. Such refusals use no retry, or a writer faster than its shards would run out of them.
+    def refused(p: PendingEntry, code: String, message: String, streamTookSome: Boolean): Unit = {
+      p.attempts += 1
+      p.lastErrorCode = code
+      p.lastErrorMessage = message
+      val throttled = ThrottlingCodes(code)
+      if (throttled) metrics.throttledEntries += 1
+      if (!(throttled && streamTookSome)) p.retriesUsed += 1
+      if (retry.exhausted(p.retriesUsed)) exhausted += p else retried += p
+    }
+    c.outcome match {
+      case Right(results) if results.size == c.entries.size =>
+        val tookSome = results.exists(_.succeeded)
+        c.entries.zip(results).foreach { case (p, r) =>
+          if (r.succeeded) stored(p, r) else refused(p, r.errorCode.get, r.errorMessage.getOrElse(""), tookSome)
+        }
+      case Right(results) =>
+        failure = Some(KinesisErrors.putFailed(c.queue.stream, c.entries.map(_.entry.userRecords.toLong).sum,
+          "UnexpectedResponse", s"Kinesis answered ${results.size} entries for a call of ${c.entries.size}", null))
+      case Left(error) => retryable(error) match {
+        case Some((code, message)) => c.entries.foreach(refused(_, code, message, streamTookSome = false))
+        case None => failure = Some(error match {
+          case ours: KinesisSparkException => ours // a missing stream, refused credentials, TLS: already explained
+          case other =>
+            val (code, message) = describe(other)
+            KinesisErrors.putFailed(c.queue.stream, c.entries.map(_.entry.userRecords.toLong).sum, code, message, other)
+        })
+      }
+    }
+    if (retried.nonEmpty) {
+      // One back-off for all the entries a call got back, so they go out again together, in their order.
+      val throttled = retried.exists(p => ThrottlingCodes(p.lastErrorCode))
+      val notBefore = clock() + retry.delayMs(retried.map(_.attempts).max, throttled)
+      retried.foreach { p =>
+        p.notBeforeMillis = notBefore
+        c.queue.queued.put(p.seq, p)
+      }
+      // A throttled stream takes nothing new either until then: new rows would only be throttled too, and spend
+      // their retries on it.
+      if (throttled) c.queue.pausedUntil = math.max(c.queue.pausedUntil, notBefore)
+    }
+    if (exhausted.nonEmpty && failure.isEmpty) {
+      val rows = exhausted.map(_.entry.userRecords.toLong).sum
+      val last = exhausted.last
+      failure = Some(KinesisErrors.putRetriesExhausted(c.queue.stream, rows, last.attempts, retry.maxRetries, last.lastErrorCode,
+        last.lastErrorMessage, bufferedRows - rows))
+    }
+  }
+
+  private def stored(p: PendingEntry, result: PutEntryResult): Unit = {
+    bufferedEntries -= 1
+    bufferedBytes -= p.entry.size
+    bufferedRows -= p.entry.userRecords
+    metrics.recordsWritten += p.entry.userRecords
+    metrics.bytesWritten += p.entry.userBytes
+    metrics.kinesisRecordsWritten += 1
+    if (p.entry.aggregated) metrics.aggregatesWritten += 1
+    onStored(p.entry, result)
+  }
+}
+
+object PutRecordsSender {
+  /** How far into a stream's queue a call looks for entries that may go (under preserveKeyOrder many may not). */
+  val ScanLimit = 20000
+  /** Longest wait for a call in flight before looking at the queue again. */
+  val PollIntervalMs = 1000L
+
+  /** Error codes of throttling: the record or call is refused for now, and will be taken later. */
+  val ThrottlingCodes: Set[String] = Set("ProvisionedThroughputExceededException", "LimitExceededException",
+    "ThrottlingException", "KMSThrottlingException", "Throttling", "RequestLimitExceeded", "SlowDown")
+
+  private final class StreamQueue(val stream: String) {
+    /** Entries waiting to be sent, first or again, by their place in the task's order. */
+    val queued = new java.util.TreeMap[java.lang.Long, PendingEntry]()
+    /** Under preserveKeyOrder, the order keys of entries in flight. */
+    val busyKeys = mutable.HashSet.empty[String]
+    /** After a throttle, nothing goes to the stream before this time. */
+    var pausedUntil = 0L
+  }
+
+  private final case class Completion(queue: StreamQueue, entries: IndexedSeq[PendingEntry],
+      outcome: Either[Throwable, IndexedSeq[PutEntryResult]])
+
+  /** The error code and message of a failed call worth retrying (throttling, 5xx, I/O); `None` if it is not. */
+  private[sink] def retryable(error: Throwable): Option[(String, String)] = error match {
+    case _: KinesisSparkException => None
+    case e: AwsServiceException =>
+      val (code, message) = describe(e)
+      if (e.isThrottlingException || ThrottlingCodes(code) || e.statusCode() >= 500) Some((code, message)) else None
+    case e: SdkClientException => Some(describe(e))
+    case _ => None
+  }
+
+  private def describe(error: Throwable): (String, String) = error match {
+    case e: AwsServiceException if e.awsErrorDetails() != null =>
+      (Option(e.awsErrorDetails().errorCode()).getOrElse(e.getClass.getSimpleName),
+        Option(e.awsErrorDetails().errorMessage()).getOrElse(String.valueOf(e.getMessage)))
+    case e => (e.getClass.getSimpleName, String.valueOf(e.getMessage))
+  }
+}

@@ -1,0 +1,55 @@
+package io.kinesisspark.sink
+
+import java.util.concurrent.ConcurrentHashMap
+
+import io.kinesisspark.aws.{AwsConnection, KinesisApi, ShardInfo}
+
+/**
+ * Which open shard of a stream takes which hash keys, from ListShards, so that rows bound for the same shard can
+ * share a KPL aggregate. Kinesis places a record by the hash key of its partition key (MD5) or explicit hash key;
+ * an aggregate is placed by the hash key of its first row, so every row in it must fall in the same shard's range.
+ *
+ * {{{
+ *   val map = ShardMap(api.listShards("clicks", 1000))
+ *   map.shardFor(UserRecord("user-1", None, bytes).effectiveHashKey.get)  // "shardId-000000000001"
+ * }}}
+ */
+final class ShardMap private (starts: Array[BigInt], shardIds: Array[String]) {
+
+  /** The open shard whose range holds `hashKey`. */
+  def shardFor(hashKey: BigInt): String = {
+    // The open shards' ranges cover the hash key space without gaps: the last range starting at or below the key.
+    var low = 0
+    var high = starts.length - 1
+    while (low < high) {
+      val mid = (low + high + 1) >>> 1
+      if (starts(mid) <= hashKey) low = mid else high = mid - 1
+    }
+    shardIds(low)
+  }
+
+  def shardCount: Int = shardIds.length
+}
+
+object ShardMap {
+  def apply(shards: Seq[ShardInfo]): ShardMap = {
+    val open = shards.filter(s => !s.closed && s.hashKeyRange.isDefined).sortBy(_.hashKeyRange.get.startingHashKey)
+    require(open.nonEmpty, "the stream has no open shard with a hash key range")
+    new ShardMap(open.map(_.hashKeyRange.get.startingHashKey).toArray, open.map(_.shardId).toArray)
+  }
+}
+
+/**
+ * Shard maps per stream, shared by the writer tasks of a JVM and listed again after `ttlMs`, or at once after a
+ * write landed in another shard than the map predicted (the stream was resharded).
+ */
+object ShardMaps {
+  val TtlMs = 60000L
+  private val maps = new ConcurrentHashMap[(AwsConnection, String), (ShardMap, Long)]()
+
+  def get(connection: AwsConnection, api: KinesisApi, stream: String, now: Long = System.currentTimeMillis()): ShardMap =
+    maps.compute((connection, stream), (_, cached) =>
+      if (cached != null && now - cached._2 < TtlMs) cached else (ShardMap(api.listShards(stream, 1000)), now))._1
+
+  def invalidate(connection: AwsConnection, stream: String): Unit = maps.remove((connection, stream))
+}

@@ -1,0 +1,243 @@
+package io.kinesisspark.sink
+
+import java.nio.charset.StandardCharsets.UTF_8
+
+import org.scalatest.funsuite.AnyFunSuite
+import software.amazon.awssdk.core.exception.SdkClientException
+import software.amazon.awssdk.services.kinesis.model.{KinesisException, ProvisionedThroughputExceededException}
+import software.amazon.awssdk.awscore.exception.AwsErrorDetails
+
+import io.kinesisspark.KinesisSparkException
+import io.kinesisspark.aws.PutEntry
+
+class PutRecordsSenderSuite extends AnyFunSuite {
+  private val Throttled = "ProvisionedThroughputExceededException"
+
+  private def entry(key: String, data: String, stream: String = "s"): SinkEntry =
+    KinesisDataWriter.plain(stream, io.kinesisspark.kpl.UserRecord(key, None, data.getBytes(UTF_8)))
+
+  private def sender(fake: FakePutRecords, metrics: SinkMetrics = new SinkMetrics, maxRetries: Int = 5,
+      preserveKeyOrder: Boolean = false, maxInflight: Int = 4,
+      executor: java.util.concurrent.Executor = InlineExecutor): PutRecordsSender =
+    new PutRecordsSender(fake.put, maxInflight, RetryPolicy(maxRetries, random = new java.util.Random(7)),
+      preserveKeyOrder, metrics, executor, () => fake.clock(), fake.sleep)
+
+  private def dataOf(e: PutEntry): String = new String(e.data, UTF_8)
+
+  test("entries go out in calls of at most 500, in order, and flush returns once all are stored") {
+    val fake = new FakePutRecords
+    val metrics = new SinkMetrics
+    val s = sender(fake, metrics)
+    (1 to 1234).foreach(i => s.add(entry(s"k$i", s"d$i")))
+    assert(fake.calls.map(_._2.size) == Seq(500, 500)) // full calls only, until flush
+    s.flush()
+    assert(fake.calls.map(_._2.size) == Seq(500, 500, 234))
+    assert(fake.data("s") == (1 to 1234).map(i => s"d$i"))
+    assert(metrics.recordsWritten == 1234 && metrics.putRecordsCalls == 3 && metrics.kinesisRecordsWritten == 1234)
+    assert(metrics.bytesWritten == (1 to 1234).map(i => s"k$i".length + s"d$i".length).sum)
+    assert(s.pendingEntries == 0)
+  }
+
+  test("a call holds at most 5 MiB of data and keys") {
+    val fake = new FakePutRecords
+    val s = sender(fake)
+    val big = "x" * (1024 * 1024 - 10)
+    (1 to 11).foreach(i => s.add(entry(f"k$i%02d", big))) // 1 MiB - 7 bytes each: five per call
+    s.flush()
+    assert(fake.calls.map(_._2.size) == Seq(5, 5, 1))
+    assert(fake.calls.forall(_._2.map(e => e.data.length + e.partitionKey.length).sum <= PutRecordsLimits.MaxBytesPerCall))
+  }
+
+  test("entries refused in a partly failed call are retried after a back-off, and counted") {
+    val fake = new FakePutRecords
+    // The first call refuses every third entry; later calls store everything.
+    fake.refuse = (call, e) => if (call == 1 && dataOf(e).drop(1).toInt % 3 == 0) Some(Throttled) else None
+    val metrics = new SinkMetrics
+    val s = sender(fake, metrics)
+    (1 to 30).foreach(i => s.add(entry(s"k$i", s"d$i")))
+    s.flush()
+    assert(fake.data("s").sorted == (1 to 30).map(i => s"d$i").sorted)
+    assert(fake.calls.map(_._2.size) == Seq(30, 10))
+    assert(fake.calls(1)._2.map(dataOf) == (3 to 30 by 3).map(i => s"d$i")) // in their original order
+    assert(metrics.retriedEntries == 10 && metrics.throttledEntries == 10 && metrics.putRecordsCalls == 2)
+    assert(fake.sleeps.size == 1 && fake.sleeps.head >= 50 && fake.sleeps.head <= 100) // the first back-off
+  }
+
+  test("back-off grows exponentially, with jitter, up to its cap: 5 s, or 1 s for throttling") {
+    val policy = RetryPolicy(10, baseDelayMs = 100, maxDelayMs = 5000, maxThrottleDelayMs = 1000,
+      random = new java.util.Random(1))
+    for (attempt <- 1 to 10; throttled <- Seq(false, true)) {
+      val cap = math.min(if (throttled) 1000L else 5000L, 100L << (attempt - 1))
+      val delays = (1 to 50).map(_ => policy.delayMs(attempt, throttled))
+      assert(delays.forall(d => d >= cap / 2 && d <= cap), s"attempt $attempt: $delays")
+      if (cap >= 200) assert(delays.distinct.size > 1)
+    }
+    assert(!policy.exhausted(10) && policy.exhausted(11))
+  }
+
+  test("after a throttle, new entries wait with the throttled ones; after other errors they do not") {
+    for (code <- Seq(Throttled, "InternalFailure")) {
+      val fake = new FakePutRecords
+      fake.refuse = (call, e) => if (call == 1 && dataOf(e) == "d1") Some(code) else None
+      val s = sender(fake)
+      (1 to 500).foreach(i => s.add(entry(s"k$i", s"d$i"))) // a full call: sent, d1 refused
+      (501 to 1000).foreach(i => s.add(entry(s"k$i", s"d$i"))) // another full call's worth
+      if (code == Throttled) assert(fake.calls.size == 1) // held until d1's back-off ends
+      else assert(fake.calls.size == 2 && fake.calls(1)._2.size == 500)
+      s.flush()
+      assert(fake.data("s").sorted == (1 to 1000).map(i => s"d$i").sorted)
+      if (code == Throttled) assert(fake.calls(1)._2.head.data.sameElements("d1".getBytes(UTF_8))) // oldest first
+    }
+  }
+
+  test("a whole call failing with a retryable error is retried; the records are counted once stored") {
+    val fake = new FakePutRecords
+    fake.failCall = call => if (call <= 2) Some(SdkClientException.create("Connection reset")) else None
+    val metrics = new SinkMetrics
+    val s = sender(fake, metrics)
+    (1 to 3).foreach(i => s.add(entry(s"k$i", s"d$i")))
+    s.flush()
+    assert(fake.data("s") == Seq("d1", "d2", "d3"))
+    assert(metrics.putRecordsCalls == 3 && metrics.retriedEntries == 6 && metrics.throttledEntries == 0)
+    assert(metrics.recordsWritten == 3)
+  }
+
+  test("when the retries run out the task fails naming the stream, the records, the attempts and the last error") {
+    val fake = new FakePutRecords
+    fake.refuse = (_, e) => if (dataOf(e) == "d2" || dataOf(e) == "d4") Some("InternalFailure") else None
+    val s = sender(fake, maxRetries = 3)
+    (1 to 5).foreach(i => s.add(entry(s"k$i", s"d$i")))
+    val e = intercept[KinesisSparkException](s.flush())
+    assert(e.getMessage.contains("2 record(s) could not be written to Kinesis stream 's' in 4 attempts"), e.getMessage)
+    assert(e.getMessage.contains("'maxPutRetries' allows 3 retries"), e.getMessage)
+    assert(e.getMessage.contains("the last error was InternalFailure: refused in call 4"), e.getMessage)
+    assert(fake.calls.size == 4)
+    assert(fake.sleeps.size == 3)
+  }
+
+  test("throttling uses no retry while the stream takes other records in the same call; other errors always do") {
+    for ((code, attempts) <- Seq((Throttled, 5), ("InternalFailure", 4))) {
+      val fake = new FakePutRecords
+      fake.refuse = (_, e) => if (dataOf(e) == "d1") Some(code) else None
+      val s = sender(fake, maxRetries = 3)
+      (1 to 10).foreach(i => s.add(entry(s"k$i", s"d$i")))
+      val e = intercept[KinesisSparkException](s.flush())
+      // Call 1 stores d2..d10: throttling d1 there is pacing; alone in calls 2 to 5, it uses its three retries.
+      assert(e.getMessage.contains(s"1 record(s) could not be written to Kinesis stream 's' in $attempts attempts"),
+        e.getMessage)
+      assert(fake.data("s") == (2 to 10).map(i => s"d$i"))
+    }
+  }
+
+  test("with no retries allowed, the first refusal fails the task") {
+    val fake = new FakePutRecords
+    fake.refuse = (_, _) => Some("InternalFailure")
+    val s = sender(fake, maxRetries = 0)
+    s.add(entry("k", "d"))
+    val e = intercept[KinesisSparkException](s.flush())
+    assert(e.getMessage.contains("in 1 attempts (option 'maxPutRetries' allows 0 retries)") && e.getMessage.contains("InternalFailure"), e.getMessage)
+  }
+
+  test("errors no retry can fix fail at once") {
+    val fake = new FakePutRecords
+    fake.failCall = _ => Some(KinesisException.builder().statusCode(400)
+      .awsErrorDetails(AwsErrorDetails.builder().errorCode("ValidationException").errorMessage("1 validation error").build())
+      .build())
+    val s = sender(fake)
+    s.add(entry("k", "d"))
+    val e = intercept[KinesisSparkException](s.flush())
+    assert(e.getMessage.contains("PutRecords of 1 record(s) to Kinesis stream 's' failed") &&
+      e.getMessage.contains("ValidationException: 1 validation error"), e.getMessage)
+    assert(fake.calls.size == 1)
+  }
+
+  test("our own errors (a missing stream) pass through unchanged") {
+    val fake = new FakePutRecords
+    val missing = io.kinesisspark.KinesisErrors.streamNotFound("s", "us-east-1", "fake")
+    fake.failCall = _ => Some(missing)
+    val s = sender(fake)
+    s.add(entry("k", "d"))
+    assert(intercept[KinesisSparkException](s.flush()) eq missing)
+  }
+
+  test("a whole call throttled counts its entries as throttled") {
+    val fake = new FakePutRecords
+    fake.failCall = call => if (call == 1) Some(ProvisionedThroughputExceededException.builder().statusCode(400)
+      .awsErrorDetails(AwsErrorDetails.builder().errorCode(Throttled).errorMessage("Rate exceeded").build()).build()) else None
+    val metrics = new SinkMetrics
+    val s = sender(fake, metrics)
+    (1 to 4).foreach(i => s.add(entry(s"k$i", s"d$i")))
+    s.flush()
+    assert(metrics.throttledEntries == 4 && metrics.retriedEntries == 4 && fake.data("s").size == 4)
+  }
+
+  test("at most maxInflight calls are in flight; answers are taken in as they come") {
+    val fake = new FakePutRecords
+    val held = new HeldExecutor
+    val s = sender(fake, maxInflight = 2, executor = held)
+    (1 to 1000).foreach(i => s.add(entry(s"k$i", s"d$i")))
+    assert(held.held.size == 2) // two full calls, both held
+    (1001 to 1400).foreach(i => s.add(entry(s"k$i", s"d$i")))
+    assert(held.held.size == 2) // the buffer takes a third call's worth while both are in flight
+    held.runAll()
+    s.add(entry("k1401", "d1401")) // takes the answers in, and sends nothing partial
+    assert(held.held.isEmpty && s.pendingEntries == 401)
+  }
+
+  test("abort stops sending and retrying") {
+    val fake = new FakePutRecords
+    fake.refuse = (_, _) => Some(Throttled)
+    val held = new HeldExecutor
+    val s = sender(fake, executor = held)
+    (1 to 500).foreach(i => s.add(entry(s"k$i", s"d$i")))
+    s.abort()
+    held.runAll() // the call in flight finishes; its refusals are not retried
+    assert(fake.calls.size == 1 && fake.sleeps.isEmpty)
+    intercept[IllegalStateException](s.add(entry("k", "d")))
+  }
+
+  test("without preserveKeyOrder a retried entry lands after a later entry of its key (Kinesis's own behaviour)") {
+    val fake = new FakePutRecords
+    fake.refuse = (call, e) => if (call == 1 && dataOf(e) == "a1") Some(Throttled) else None
+    val s = sender(fake)
+    Seq("a1", "a2", "b1").foreach(d => s.add(entry(d.take(1), d)))
+    s.flush()
+    assert(fake.data("s") == Seq("a2", "b1", "a1"))
+  }
+
+  test("with preserveKeyOrder a key's entries are stored in order through refusals and retries") {
+    val fake = new FakePutRecords
+    // Refuse every entry of key "a" in the first two calls, and "b2" once.
+    var refusedB2 = false
+    fake.refuse = (call, e) =>
+      if (call <= 2 && e.partitionKey == "a") Some(Throttled)
+      else if (dataOf(e) == "b2" && !refusedB2) { refusedB2 = true; Some(Throttled) }
+      else None
+    val s = sender(fake, preserveKeyOrder = true)
+    val rows = Seq("a1", "b1", "a2", "c1", "b2", "a3", "b3", "c2")
+    rows.foreach(d => s.add(entry(d.take(1), d)))
+    s.flush()
+    val stored = fake.data("s")
+    assert(stored.sorted == rows.sorted)
+    Seq("a", "b", "c").foreach(k => assert(stored.filter(_.startsWith(k)) == rows.filter(_.startsWith(k)), stored))
+    // A call never holds two entries of one key.
+    assert(fake.calls.forall { case (_, es) => es.map(_.partitionKey).distinct.size == es.size })
+  }
+
+  test("with preserveKeyOrder keys with nothing outstanding still share calls") {
+    val fake = new FakePutRecords
+    val s = sender(fake, preserveKeyOrder = true)
+    (1 to 1000).foreach(i => s.add(entry(s"k$i", s"d$i")))
+    s.flush()
+    assert(fake.calls.map(_._2.size) == Seq(500, 500))
+  }
+
+  test("entries for different streams go in separate calls") {
+    val fake = new FakePutRecords
+    val s = sender(fake)
+    (1 to 10).foreach(i => s.add(entry(s"k$i", s"d$i", stream = if (i % 2 == 0) "even" else "odd")))
+    s.flush()
+    assert(fake.data("even") == (2 to 10 by 2).map(i => s"d$i") && fake.data("odd") == (1 to 9 by 2).map(i => s"d$i"))
+    assert(fake.calls.forall { case (stream, es) => es.forall(e => (dataOf(e).drop(1).toInt % 2 == 0) == (stream == "even")) })
+  }
+}

@@ -1,0 +1,352 @@
+"""The sink end to end: DataFrames written with ``format("kinesis")`` (batch and streaming) into the emulator, read
+back with boto3 and compared with what was written; throttling through the limits proxy; rows that can never be
+written and wrong columns; KPL aggregation read back by our source and by the awslabs de-aggregator; per-row
+streams; the credentials that sign the writes."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from aws_kinesis_agg.deaggregator import iter_deaggregate_records
+from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import StreamingQuery
+
+KPL_MAGIC = bytes.fromhex("f3899ac2")
+ROWS = 10_000
+STREAM_TIMEOUT_S = 300
+
+
+def connection(endpoint: str, **options: str) -> dict[str, str]:
+    """The sink's options for the emulator (or a proxy in front of it), plus ``options``."""
+    return {"region": REGION, "endpoint": endpoint, "awsAccessKey": ACCESS_KEY, "awsSecretKey": SECRET_KEY, **options}
+
+
+def write_batch(df: DataFrame, endpoint: str, **options: str) -> None:
+    df.write.format("kinesis").options(**connection(endpoint, **options)).mode("append").save()
+
+
+def rows(spark: SparkSession, count: int, partitions: int = 4, keys: int = 101) -> DataFrame:
+    """``count`` rows ``(partitionKey, data, id)`` over ``partitions`` DataFrame partitions."""
+    return spark.range(0, count, 1, partitions).selectExpr(
+        f"CONCAT('key-', CAST(id % {keys} AS STRING)) AS partitionKey",
+        "CONCAT('row-', LPAD(CAST(id AS STRING), 6, '0'), '-', REPEAT('x', 40)) AS data",
+        "id",
+    )
+
+
+def expected(spark_rows: DataFrame) -> Counter:
+    return Counter((r.partitionKey, r.data.encode()) for r in spark_rows.select("partitionKey", "data").collect())
+
+
+def stored(kinesis, stream: str) -> Counter:
+    """(partition key, data) of every Kinesis record of the stream, as stored (aggregates not unpacked)."""
+    return Counter((r["PartitionKey"], r["Data"]) for r in kinesis.read_all(stream))
+
+
+def json_files(directory: Path, spark_rows: DataFrame, files: int) -> None:
+    """The rows as ``files`` JSON files, the input of a streaming query (one file per micro-batch)."""
+    directory.mkdir(parents=True)
+    collected = [r.asDict() for r in spark_rows.collect()]
+    for f in range(files):
+        with open(directory / f"part-{f:03d}.json", "w") as out:
+            for row in collected[f::files]:
+                out.write(json.dumps(row) + "\n")
+
+
+def stream_files(spark: SparkSession, directory: Path) -> DataFrame:
+    return (
+        spark.readStream.schema("partitionKey STRING, data STRING, id LONG")
+        .option("maxFilesPerTrigger", 1)
+        .json(str(directory))
+    )
+
+
+def start_stream(df: DataFrame, endpoint: str, checkpoint: Path, **options: str) -> StreamingQuery:
+    writer = df.writeStream.format("kinesis").options(**connection(endpoint, **options))
+    return writer.option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start()
+
+
+def run_to_end(query: StreamingQuery) -> dict[str, int]:
+    """Wait for an availableNow query to finish; the sink metrics of its last progress (totals since it started)."""
+    assert query.awaitTermination(STREAM_TIMEOUT_S), "the streaming write did not finish"
+    if query.exception() is not None:
+        raise AssertionError(f"the streaming write failed: {query.exception()}")
+    metrics = query.lastProgress["sink"]["metrics"]
+    return {name: int(value) for name, value in metrics.items()}
+
+
+def last_write_metrics(spark: SparkSession) -> dict[str, int]:
+    """The sink's custom metrics (by their SQL UI names) of the write node of the session's latest SQL execution,
+    from Spark's SQL status store, which the UI's SQL tab shows (kept with the UI off too)."""
+    store = spark._jsparkSession.sharedState().statusStore()
+    executions = store.executionsList()
+    execution_id = executions.apply(executions.size() - 1).executionId()
+    values = store.executionMetrics(execution_id)
+    nodes = store.planGraph(execution_id).allNodes()
+    metrics: dict[str, int] = {}
+    for i in range(nodes.size()):
+        node = nodes.apply(i)
+        if not node.name().startswith("AppendData"):
+            continue
+        for j in range(node.metrics().size()):
+            metric = node.metrics().apply(j)
+            value = values.get(metric.accumulatorId())
+            if value.isDefined():
+                metrics[metric.name()] = int(value.get().replace(",", ""))
+    return metrics
+
+
+def error_text(excinfo: pytest.ExceptionInfo) -> str:
+    return " ".join(str(excinfo.value).split())
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Round trips
+
+
+def test_batch_write_puts_every_row_once(spark, kinesis, stream, emulator):
+    name = stream(4)
+    df = rows(spark, ROWS)
+    write_batch(df, emulator.endpoint, streamName=name)
+
+    records = kinesis.read_all(name)
+    assert Counter((r["PartitionKey"], r["Data"]) for r in records) == expected(df)
+    assert len({r["ShardId"] for r in records}) == 4  # the keys spread over every shard
+
+
+def test_streaming_write_puts_every_row_once_and_reports_metrics(spark, kinesis, stream, emulator, tmp_path):
+    name = stream(3)
+    df = rows(spark, ROWS)
+    json_files(tmp_path / "in", df, files=4)
+    query = start_stream(stream_files(spark, tmp_path / "in"), emulator.endpoint, tmp_path / "checkpoint",
+                         streamName=name)
+    metrics = run_to_end(query)
+
+    assert stored(kinesis, name) == expected(df)
+    assert metrics["recordsWritten"] == ROWS and metrics["kinesisRecordsWritten"] == ROWS
+    assert metrics["bytesWritten"] == sum(len(k) + len(d) for k, d in expected(df).elements())
+    assert metrics["putRecordsCalls"] >= ROWS // 500 and metrics["aggregatesWritten"] == 0
+    assert len(query.recentProgress) >= 4  # one micro-batch per input file
+
+
+def test_streaming_update_mode_writes_each_epochs_rows(spark, kinesis, stream, emulator, tmp_path):
+    name = stream(1)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "words.json").write_text("".join(f'{{"word": "{w}"}}\n' for w in "abacab"))
+    counts = (
+        spark.readStream.schema("word STRING").json(str(tmp_path / "in")).groupBy("word").count()
+        .selectExpr("word AS partitionKey", "CAST(count AS STRING) AS data")
+    )
+    writer = counts.writeStream.format("kinesis").options(**connection(emulator.endpoint, streamName=name))
+    query = writer.outputMode("update").option("checkpointLocation", str(tmp_path / "cp"))
+    run_to_end(query.trigger(availableNow=True).start())
+    assert stored(kinesis, name) == Counter({("a", b"3"): 1, ("b", b"2"): 1, ("c", b"1"): 1})
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Throttling
+
+
+def test_throttled_writes_are_retried_until_every_row_is_stored(spark, kinesis, stream, proxy, tmp_path):
+    name = stream(2)
+    through = proxy(write_records_per_s=250)  # a quarter of Kinesis's per-shard limit
+    df = rows(spark, 3000, keys=503)
+    json_files(tmp_path / "in", df, files=2)
+    metrics = run_to_end(start_stream(stream_files(spark, tmp_path / "in"), through.endpoint, tmp_path / "cp",
+                                      streamName=name))
+
+    assert stored(kinesis, name) == expected(df)
+    stats = through.stats()
+    shards = [s["ShardId"] for s in kinesis.shards(name)]
+    throttled = sum(through.shard_stats(name, s, "PutRecords", stats)["throttled_records"] for s in shards)
+    assert throttled > 0, stats
+    # Every entry the proxy refused came back to the sink as throttled, and was put again.
+    assert metrics["throttledEntries"] == throttled, (metrics, throttled)
+    assert metrics["retriedEntries"] == throttled, (metrics, throttled)
+    assert metrics["recordsWritten"] == 3000
+
+
+def test_a_throttled_batch_write_shows_its_retries_in_the_sql_metrics(spark, kinesis, stream, proxy):
+    name = stream(1)
+    through = proxy(write_records_per_s=300)
+    df = rows(spark, 1500, partitions=2)
+    write_batch(df, through.endpoint, streamName=name)
+    metrics = last_write_metrics(spark)  # before any other Spark job
+
+    assert stored(kinesis, name) == expected(df)
+    shard = kinesis.shards(name)[0]["ShardId"]
+    throttled = through.shard_stats(name, shard, "PutRecords")["throttled_records"]
+    assert throttled > 0
+    assert metrics["Kinesis records throttled"] == throttled, (metrics, throttled)
+    assert metrics["Kinesis records retried"] == throttled, (metrics, throttled)
+    assert metrics["rows written to Kinesis"] == 1500 and metrics["Kinesis records written"] == 1500, metrics
+    assert metrics["PutRecords calls"] == through.operation_stats("PutRecords")["calls"], metrics
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Rows that can never be written, and wrong columns
+
+
+def test_a_record_over_1_mib_fails_the_write_naming_the_row_and_the_limit(spark, stream, emulator):
+    name = stream(1)
+    df = spark.createDataFrame([("k", "small"), ("big", "x" * (1024 * 1024))], "partitionKey STRING, data STRING")
+    with pytest.raises(Exception) as excinfo:
+        write_batch(df.coalesce(1), emulator.endpoint, streamName=name)
+    text = error_text(excinfo)
+    assert f"Cannot write row 2 of task partition 0 to Kinesis stream '{name}': its data (1048576 bytes) and " \
+           "partition key (3 bytes) are 1048579 bytes together, over Kinesis's limit of 1048576 bytes (1 MiB) " \
+           "per record" in text, text
+
+
+def test_a_null_partition_key_fails_unless_random_keys_are_asked_for(spark, kinesis, stream, emulator):
+    name = stream(2)
+    df = spark.createDataFrame([("k", "1"), (None, "2")], "partitionKey STRING, data STRING").coalesce(1)
+    with pytest.raises(Exception) as excinfo:
+        write_batch(df, emulator.endpoint, streamName=name)
+    assert "column 'partitionKey' is null: expected a string of 1 to 256 characters, or option " \
+           "'partitionKeyFallback' = 'random'" in error_text(excinfo)
+
+    assert kinesis.read_all(name) == []  # the failed task had sent nothing: its first row was still buffered
+
+    write_batch(df, emulator.endpoint, streamName=name, partitionKeyFallback="random")
+    written = {r["Data"]: r["PartitionKey"] for r in kinesis.read_all(name)}
+    assert written.keys() == {b"1", b"2"} and written[b"1"] == "k"
+    assert written[b"2"] and written[b"2"] != "k"  # a random key
+
+
+def test_a_missing_data_column_fails_at_start_before_any_write(spark, kinesis, stream, emulator, tmp_path):
+    name = stream(1)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "rows.json").write_text('{"partitionKey": "k", "payload": "p"}\n')
+    source = spark.readStream.schema("partitionKey STRING, payload STRING").json(str(tmp_path / "in"))
+    with pytest.raises(Exception) as excinfo:
+        start_stream(source, emulator.endpoint, tmp_path / "cp", streamName=name)
+    assert "The DataFrame written to Kinesis has no column 'data' (binary or string: the record's payload)" \
+        in error_text(excinfo)
+    assert not spark.streams.active
+    assert kinesis.read_all(name) == []
+
+
+def test_a_wrong_column_type_fails_before_any_write(spark, kinesis, stream, emulator):
+    name = stream(1)
+    df = spark.range(5).selectExpr("CAST(id AS STRING) AS partitionKey", "id AS data")
+    with pytest.raises(Exception) as excinfo:
+        write_batch(df, emulator.endpoint, streamName=name)
+    assert "Column 'data' of the DataFrame written to Kinesis is of type bigint: expected binary or string" \
+        in error_text(excinfo)
+    no_key = spark.range(5).selectExpr("CAST(id AS STRING) AS data")
+    with pytest.raises(Exception) as excinfo:
+        write_batch(no_key, emulator.endpoint, streamName=name)
+    assert "has no column 'partitionKey' (string: the key that places each record in a shard)" in error_text(excinfo)
+    assert kinesis.read_all(name) == []
+
+
+def test_a_stream_that_does_not_exist_fails_at_save(spark, emulator):
+    df = spark.range(1).selectExpr("'k' AS partitionKey", "'d' AS data")
+    with pytest.raises(Exception) as excinfo:
+        write_batch(df, emulator.endpoint, streamName="no-such-stream")
+    assert "Kinesis stream 'no-such-stream' does not exist" in error_text(excinfo)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# KPL aggregation
+
+
+def deaggregated_by_awslabs(records: list[dict]) -> Counter:
+    """User records of the stored records, unpacked by the awslabs Python de-aggregator."""
+    users: Counter = Counter()
+    for record in records:
+        if record["Data"].startswith(KPL_MAGIC):
+            for user in iter_deaggregate_records([record], data_format="Boto3"):
+                users[(user["kinesis"]["partitionKey"], base64.b64decode(user["kinesis"]["data"]))] += 1
+        else:  # a lone row is put as a plain record, as the KPL does
+            users[(record["PartitionKey"], record["Data"])] += 1
+    return users
+
+
+def test_aggregated_rows_come_back_unchanged_through_our_source_and_the_awslabs_deaggregator(
+    spark, kinesis, stream, emulator, read_kinesis, sink
+):
+    name = stream(2)
+    df = rows(spark, 5000, keys=500)
+    write_batch(df, emulator.endpoint, streamName=name, aggregation="true")
+
+    metrics = last_write_metrics(spark)  # before any other Spark job
+    records = kinesis.read_all(name)
+    assert len(records) < 5000 // 20, len(records)  # about 700 rows of ~60 bytes per 50 KB aggregate
+    assert metrics["rows written to Kinesis"] == 5000 and metrics["Kinesis records written"] == len(records), metrics
+    assert metrics["KPL aggregates written"] >= len(records) - 2, metrics
+    assert sum(r["Data"].startswith(KPL_MAGIC) for r in records) >= len(records) - 2
+    assert deaggregated_by_awslabs(records) == expected(df)
+
+    source = read_kinesis(name, initialPosition="trim_horizon")
+    back = sink.wait_for_rows(sink.start(source), 5000)
+    assert Counter((r.partition_key, r.data) for r in back) == expected(df)
+    assert all(r.sub_sequence_number is not None for r in back if r.data)
+
+
+def test_the_awslabs_alias_aggregates_by_default_and_takes_its_option_names(spark, kinesis, stream, emulator):
+    name = stream(1)
+    df = rows(spark, 1000, partitions=1)
+    (df.write.format("aws-kinesis").option("kinesis.streamName", name).option("kinesis.region", REGION)
+       .option("kinesis.endpointUrl", emulator.endpoint).option("awsAccessKey", ACCESS_KEY)
+       .option("awsSecretKey", SECRET_KEY).option("kinesis.sink.maxConnections", "2")
+       .option("kinesis.sink.recordTtl", "30000").mode("append").save())
+    records = kinesis.read_all(name)
+    assert len(records) < 100 and deaggregated_by_awslabs(records) == expected(df)
+
+
+def test_rows_read_with_the_awslabs_alias_are_copied_to_the_named_stream(spark, kinesis, stream, emulator, tmp_path):
+    source, copy = stream(2), stream(1)
+    kinesis.put_records(source, [(f"k{i}", f"v{i}".encode()) for i in range(300)])
+    aws = {"kinesis.region": REGION, "kinesis.endpointUrl": emulator.endpoint, "awsAccessKey": ACCESS_KEY,
+           "awsSecretKey": SECRET_KEY}
+    rows_read = (spark.readStream.format("aws-kinesis").options(**aws).option("kinesis.streamName", source)
+                 .option("kinesis.startingPosition", "TRIM_HORIZON").load())
+    assert "streamName" in rows_read.columns  # the awslabs columns: it names the stream each row came from
+    query = (rows_read.writeStream.format("aws-kinesis").options(**aws).option("kinesis.streamName", copy)
+             .option("checkpointLocation", str(tmp_path / "cp")).trigger(availableNow=True).start())
+    run_to_end(query)
+    assert deaggregated_by_awslabs(kinesis.read_all(copy)) == Counter((f"k{i}", f"v{i}".encode()) for i in range(300))
+    assert len(kinesis.read_all(source)) == 300  # nothing written back to where the rows came from
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Per-row streams, credentials
+
+
+def test_rows_go_to_the_stream_their_column_names(spark, kinesis, stream, emulator):
+    first, second = stream(1), stream(2)
+    df = spark.range(0, 600, 1, 3).selectExpr(
+        "CAST(id AS STRING) AS partitionKey",
+        "CAST(id AS STRING) AS data",
+        f"CASE WHEN id % 3 = 0 THEN NULL WHEN id % 3 = 1 THEN '{first}' ELSE '{second}' END AS streamName",
+    )
+    write_batch(df, emulator.endpoint, streamName=first)  # rows with a null stream go to the option's
+
+    def ids(stream_name: str) -> list[int]:
+        return sorted(int(r["Data"]) for r in kinesis.read_all(stream_name))
+
+    assert ids(first) == [i for i in range(600) if i % 3 != 2]
+    assert ids(second) == [i for i in range(600) if i % 3 == 2]
+
+    only_column = spark.range(1000, 1010).selectExpr("CAST(id AS STRING) AS partitionKey", "CAST(id AS STRING) AS data",
+                                             f"'{second}' AS streamName")
+    write_batch(only_column, emulator.endpoint)  # no streamName option: every row names its stream
+    assert len(ids(second)) == 210
+
+
+def test_the_keys_given_sign_the_writes(spark, kinesis, stream, proxy):
+    name = stream(1)
+    through = proxy(enabled=False)
+    df = rows(spark, 100, partitions=2)
+    write_batch(df, through.endpoint, streamName=name, awsAccessKey="AKIDSINKKEY", awsSecretKey="sink-secret")
+    assert stored(kinesis, name) == expected(df)
+    signers = through.stats()["signers"]
+    assert set(signers) == {"AKIDSINKKEY"} and signers["AKIDSINKKEY"]["calls"] > 0, signers
+    assert through.operation_stats("PutRecords")["calls"] > 0
