@@ -1,0 +1,183 @@
+package io.kinesisspark.efo
+
+import java.time.Clock
+
+import software.amazon.awssdk.services.kinesis.model.{InvalidArgumentException, KinesisException}
+
+import io.kinesisspark.{DataLossPolicy, ShardPosition}
+import io.kinesisspark.ShardPosition.{Finished, TrimHorizon}
+import io.kinesisspark.aws.{AwsConnection, HashKeyRange, KinesisApi, PositionUnavailableException}
+import io.kinesisspark.fetch.{Deaggregator, FetchLimits, ShardFetchOrder, ShardReadBatch, ShardReader, ShardSource}
+
+/**
+ * Reads one shard by enhanced fan-out: each [[next]] takes one event of the shard's [[ShardSubscription]] (waiting
+ * up to `pollWaitMs` for it) and returns its records after [[position]], de-aggregated exactly as polling does, with
+ * the event's `millisBehindLatest` as the shard's lag. Positions are sequence numbers as with polling, so a
+ * checkpoint moves freely between the two modes.
+ *
+ * The end of a closed shard: an endpoint may announce it (an event with child shards and no continuation), or not
+ * (kinesis-mock never does). So once ListShards reports the shard closed ([[shardClosed]]) and the subscription has
+ * caught up (lag 0, nothing queued), the reader confirms with the polling reader from its position, at most once
+ * a second: GetRecords returning no record and no next iterator is SHARD_END, the one signal polling trusts too.
+ *
+ * A subscription refused because its position is no longer in the shard (trimmed by retention) goes to the
+ * `dataLoss` policy, as with polling: fail, or continue from TRIM_HORIZON.
+ *
+ * {{{
+ *   val reader = EfoShardReader(connection, api, order, limits, dataLoss, subscriptionMaxEvents = None)
+ *   reader.next()  // records of the next event, or an empty batch when none came within pollWaitMs
+ * }}}
+ *
+ * @param subscribe starts the shard's subscription from a position
+ * @param limits    for the polling calls that confirm a shard's end
+ */
+final class EfoShardReader(
+    api: KinesisApi,
+    subscribe: ShardPosition => ShardSubscription,
+    val stream: String,
+    val shardId: String,
+    start: ShardPosition,
+    arn: String,
+    limits: FetchLimits,
+    clock: Clock = Clock.systemUTC(),
+    dataLoss: DataLossPolicy = DataLossPolicy(failOnDataLoss = true),
+    streamCreatedMillis: Option[Long] = None,
+    hashKeyRange: Option[HashKeyRange] = None,
+    pollWaitMs: Long = EfoShardReader.DefaultPollWaitMs) extends ShardSource {
+
+  import EfoShardReader._
+
+  require(start != Finished, s"shard $shardId is finished")
+
+  private var subscription = subscribe(start)
+  private var _position: ShardPosition = start
+  private var _ended = false
+  private var lag: Option[Long] = None
+  private var closedShard = false
+  private var lastPollAt = Long.MinValue
+  private var roundStart = Long.MinValue
+  private var lastEventAt = Long.MinValue
+  private var nextEndCheckAt = Long.MinValue
+  private var endCheck: Option[ShardReader] = None
+  private val deaggregator = new Deaggregator(stream, shardId, hashKeyRange, clock)
+
+  var calls = 0L
+  var callMillis = 0L
+  var dataLossEvents = 0L
+  private var endCheckThrottles = 0L
+  private var earlierSubscriptions = 0L
+  override def throttles: Long = subscription.refusedOrThrottled + endCheckThrottles
+  override def subscriptions: Long = earlierSubscriptions + subscription.subscriptionsAccepted
+  override def outOfRangeSubRecords: Long = deaggregator.outOfRangeSubRecords
+  override def corruptAggregates: Long = deaggregator.corruptAggregates
+
+  override def consumerArn: Option[String] = Some(arn)
+  override def position: ShardPosition = _position
+  override def ended: Boolean = _ended
+  override def consumerMissing: Boolean = subscription.consumerMissing
+  override def shardClosed(closed: Boolean): Unit = closedShard = closed
+  override def roundStarted(atMillis: Long): Unit = roundStart = atMillis
+
+  /** Queued events first, then the shard polled least recently. */
+  override def readyAt: Long = if (subscription.queuedEvents > 0) Long.MinValue else lastPollAt
+
+  override def next(): ShardReadBatch = {
+    require(!_ended, s"shard $shardId of stream '$stream' was already read to its end")
+    val started = clock.millis()
+    lastPollAt = started
+    val event =
+      try subscription.poll(pollWaitMs)
+      catch { case e: KinesisException if positionRefused(e) => return restartAfterLoss(e) }
+    callMillis += clock.millis() - started
+    event match {
+      case Some(e) =>
+        calls += 1
+        val records = deaggregator.userRecords(e.records, _position)
+        records.lastOption.foreach(r => _position = r.position)
+        lag = Some(e.millisBehindLatest)
+        lastEventAt = e.receivedAtMillis
+        if (e.endsShard) end()
+        // At the tip, unless newer records wait in the queue (then this round takes them too). An event queued
+        // before the round began says nothing about records put since.
+        val caughtUp = _ended || (e.millisBehindLatest == 0L && !subscription.recordsQueued && fresh)
+        ShardReadBatch(records, e.millisBehindLatest, _ended, e.records.iterator.map(_.data.length.toLong).sum, caughtUp)
+      case None if lag.contains(0L) && closedShard && confirmEnd() =>
+        end()
+        ShardReadBatch(Vector.empty, 0L, ended = true, 0L, caughtUp = true)
+      case None if lag.contains(0L) && fresh =>
+        ShardReadBatch(Vector.empty, 0L, ended = false, 0L, caughtUp = true)
+      case None =>
+        ShardReadBatch.Throttled // no event yet: nothing to say about the lag
+    }
+  }
+
+  override def close(): Unit = subscription.close()
+
+  /** The latest event reached us during this round. */
+  private def fresh: Boolean = lastEventAt >= roundStart
+
+  private def end(): Unit = {
+    _ended = true
+    subscription.close()
+  }
+
+  /**
+   * One polling call from our position, at most once per [[EndCheckIntervalMs]]: SHARD_END with no record after
+   * the position. Records there mean the subscription is behind: it delivers them first.
+   */
+  private def confirmEnd(): Boolean = {
+    val now = clock.millis()
+    if (now < nextEndCheckAt) return false
+    nextEndCheckAt = now + EndCheckIntervalMs
+    val reader = endCheck.filter(_.position == _position).getOrElse(new ShardReader(api, stream, shardId, _position,
+      limits, clock, dataLoss = dataLoss, streamCreatedMillis = streamCreatedMillis, hashKeyRange = hashKeyRange))
+    val (callsBefore, throttlesBefore, lossesBefore) = (reader.calls, reader.throttles, reader.dataLossEvents)
+    val batch = reader.next()
+    calls += reader.calls - callsBefore
+    endCheckThrottles += reader.throttles - throttlesBefore
+    dataLossEvents += reader.dataLossEvents - lossesBefore
+    endCheck = if (batch.records.isEmpty && !batch.ended) Some(reader) else None
+    batch.ended && batch.records.isEmpty
+  }
+
+  /** Kinesis refused the subscription's starting position; InvalidArgument is how it refuses a trimmed one. */
+  private def positionRefused(e: KinesisException): Boolean =
+    e.isInstanceOf[InvalidArgumentException] && _position.isInstanceOf[ShardPosition.AfterRecord]
+
+  /** Confirms the position is gone with GetShardIterator; if so the data-loss policy decides, else `e` stands. */
+  private def restartAfterLoss(e: KinesisException): ShardReadBatch = {
+    try api.shardIterator(stream, shardId, _position)
+    catch {
+      case gone: PositionUnavailableException =>
+        dataLoss.report(stream, shardId, s"the record at ${_position}, where reading resumes, is no longer in the " +
+          s"shard (${gone.getMessage}); records after it may have expired unread")
+        dataLossEvents += 1
+        subscription.close()
+        earlierSubscriptions += subscription.subscriptionsAccepted
+        _position = TrimHorizon
+        subscription = subscribe(TrimHorizon)
+        return ShardReadBatch.Throttled
+    }
+    throw e
+  }
+}
+
+object EfoShardReader {
+  /** The reader of a fetch order with a consumer ARN, subscribing through this JVM's asynchronous client. */
+  def apply(connection: AwsConnection, api: KinesisApi, order: ShardFetchOrder, limits: FetchLimits,
+      dataLoss: DataLossPolicy, subscriptionMaxEvents: Option[Int]): EfoShardReader = {
+    val arn = order.consumerArn.getOrElse(throw new IllegalArgumentException(s"no consumer ARN in $order"))
+    val subscriber = new SdkShardSubscriber(AsyncClients.kinesis(connection))
+    new EfoShardReader(api, { from =>
+      val subscription = new ShardSubscription(subscriber, arn, order.stream, order.shardId, from,
+        maxEventsPerSubscription = subscriptionMaxEvents)
+      subscription.start()
+      subscription
+    }, order.stream, order.shardId, order.from, arn, limits, dataLoss = dataLoss,
+      streamCreatedMillis = order.streamCreatedMillis, hashKeyRange = order.hashKeyRange)
+  }
+
+  /** How long one [[EfoShardReader.next]] waits for an event before the fetcher turns to another shard. */
+  val DefaultPollWaitMs = 100L
+  val EndCheckIntervalMs = 1000L
+}

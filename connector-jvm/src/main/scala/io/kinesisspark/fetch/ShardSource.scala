@@ -1,0 +1,59 @@
+package io.kinesisspark.fetch
+
+import io.kinesisspark.ShardPosition
+
+/**
+ * One shard read forward from a position, a batch at a time: by polling ([[ShardReader]], one GetRecords call per
+ * batch) or by enhanced fan-out ([[io.kinesisspark.efo.EfoShardReader]], one subscription event per batch). The
+ * prefetch task ([[ShardFetcher]]) drives either the same way, and both leave the same positions behind, so a
+ * checkpoint written in one mode is read on in the other.
+ *
+ * {{{
+ *   val source: ShardSource = new ShardReader(api, "clicks", "shardId-000000000000", ShardPosition.TrimHorizon, limits)
+ *   while (!source.ended) { val batch = source.next(); ... }
+ * }}}
+ */
+trait ShardSource {
+  def stream: String
+  def shardId: String
+
+  /** The last record returned, or the start position if none yet. */
+  def position: ShardPosition
+
+  /** Whether the shard is closed and fully read. */
+  def ended: Boolean
+
+  /** The earliest time (clock millis) [[next]] can give something; sources with the earliest go first. */
+  def readyAt: Long
+
+  /** The next batch after [[position]]; an empty batch when nothing came (throttled, or nothing new yet). */
+  def next(): ShardReadBatch
+
+  /** With enhanced fan-out, the consumer this source subscribes with; `None` when polling. */
+  def consumerArn: Option[String] = None
+
+  /**
+   * A prefetch round begins at `atMillis`: a batch is caught up only on what was learnt from Kinesis since (a round
+   * that started after Trigger.AvailableNow's start must have seen the shard's tip after it).
+   */
+  def roundStarted(atMillis: Long): Unit = ()
+
+  /** What ListShards said last: whether the shard is closed (has an ending sequence number). */
+  def shardClosed(closed: Boolean): Unit = ()
+
+  /** Whether Kinesis answered that the consumer does not exist (deregistered, or gone with its stream). */
+  def consumerMissing: Boolean = false
+
+  /** Releases what the source holds open (a subscription); it is not used afterwards. */
+  def close(): Unit = ()
+
+  // Counters since the source was made; read by the fetcher for metrics.
+  def calls: Long
+  def throttles: Long
+  def callMillis: Long
+  def dataLossEvents: Long
+  def outOfRangeSubRecords: Long
+  def corruptAggregates: Long
+  /** With enhanced fan-out, subscriptions the service accepted (the first, then each renewal). */
+  def subscriptions: Long = 0L
+}
