@@ -5,7 +5,14 @@ from pyspark.sql import SparkSession
 
 import kinesis_spark
 from conftest import FakePackage
-from kinesis_spark import JarNotFoundError, KinesisSparkError, configure, jar_path
+from kinesis_spark import (
+    DataSourceNotFoundError,
+    JarNotFoundError,
+    KinesisSparkError,
+    SessionWithoutJarError,
+    configure,
+    jar_path,
+)
 
 JAR = "kinesis-spark-assembly_2.13-9.8.7.jar"
 
@@ -100,3 +107,86 @@ def test_public_names() -> None:
         "DataSourceNotFoundError",
         "__version__",
     }
+
+
+class FakeJvm:
+    """The corner of py4j's JVMView that configure() uses: Class.forName through the context class loader."""
+
+    def __init__(self, loadable: bool) -> None:
+        self.loadable = loadable
+        self.asked: list[str] = []
+        self.java = self
+        self.lang = self
+        self.Thread = self
+        self.Class = self
+
+    def currentThread(self) -> FakeJvm:  # noqa: N802 (Java's name)
+        return self
+
+    def getContextClassLoader(self) -> str:  # noqa: N802
+        return "loader"
+
+    def forName(self, name: str, initialize: bool, loader: str) -> None:  # noqa: N802
+        self.asked.append(name)
+        if not self.loadable:
+            raise RuntimeError(f"java.lang.ClassNotFoundException: {name}")
+
+
+def test_configure_refuses_a_running_jvm_without_the_connector(
+    jar: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pyspark import SparkContext
+
+    jvm = FakeJvm(loadable=False)
+    monkeypatch.setattr(SparkContext, "_jvm", jvm)
+    builder = SparkSession.builder.config("spark.jars", "/opt/a.jar")
+    with pytest.raises(SessionWithoutJarError) as info:
+        configure(builder)
+    message = str(info.value)
+    assert (
+        "restart Python and run `spark = kinesis_spark.configure(SparkSession.builder).getOrCreate()`"
+        in message
+    )
+    assert f"PYSPARK_SUBMIT_ARGS='--jars {jar} pyspark-shell'" in message
+    assert jvm.asked == ["io.kinesisspark.KinesisSourceProvider"]
+    assert isinstance(info.value, DataSourceNotFoundError)
+    assert spark_jars(builder) == "/opt/a.jar"
+
+
+def test_configure_leaves_a_builder_alone_when_the_running_jvm_has_the_connector(
+    fake_package: FakePackage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # e.g. started by spark-submit --packages: no bundled jar needed, none added.
+    from pyspark import SparkContext
+
+    monkeypatch.setattr(SparkContext, "_jvm", FakeJvm(loadable=True))
+    builder = SparkSession.builder.config("spark.jars", "/opt/a.jar")
+    assert configure(builder) is builder
+    assert spark_jars(builder) == "/opt/a.jar"
+
+
+def test_configure_connects_to_a_jvm_that_started_python_first(
+    jar: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # spark-submit and the pyspark shell start the JVM, then Python; PySpark connects on first use.
+    from pyspark import SparkContext
+
+    jvm = FakeJvm(loadable=False)
+    monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "12345")
+    monkeypatch.setattr(SparkContext, "_jvm", None)
+    monkeypatch.setattr(SparkContext, "_ensure_initialized", lambda: setattr(SparkContext, "_jvm", jvm))
+    with pytest.raises(SessionWithoutJarError, match=f"with spark-submit or pyspark, pass --jars {jar}"):
+        configure(SparkSession.builder)
+    assert jvm.asked == ["io.kinesisspark.KinesisSourceProvider"]
+
+
+def test_configure_never_starts_a_jvm_itself(jar: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pyspark import SparkContext
+
+    def launched() -> None:
+        raise AssertionError("configure() must not launch Spark")
+
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    monkeypatch.setattr(SparkContext, "_jvm", None)
+    monkeypatch.setattr(SparkContext, "_ensure_initialized", launched)
+    assert spark_jars(configure(SparkSession.builder)) == jar

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from conftest import FakePackage
-from kinesis_spark import DataSourceNotFoundError, KinesisReader, KinesisSparkError
+from kinesis_spark import DataSourceNotFoundError, InitialPosition, KinesisReader, KinesisSparkError
 
 
 class FakeFrame:
@@ -59,9 +60,11 @@ def test_options_are_rendered_and_passed_to_the_kinesis_format() -> None:
     df = (
         reader.option("streamName", "orders")
         .option("maxRecordsPerFetch", 1000)
-        .option("fetchBufferSize", 2.5)
+        .option("maxFetchRate", 1.5)
         .option("awsUseInstanceProfile", False)
         .option("failOnDataLoss", True)
+        .option("minFetchPeriod", timedelta(seconds=1))
+        .option("initialPosition", InitialPosition.earliest())
         .load()
     )
     assert isinstance(df, FakeFrame)
@@ -69,9 +72,11 @@ def test_options_are_rendered_and_passed_to_the_kinesis_format() -> None:
     assert stream.passed == {
         "streamName": "orders",
         "maxRecordsPerFetch": "1000",
-        "fetchBufferSize": "2.5",
+        "maxFetchRate": "1.5",
         "awsUseInstanceProfile": "false",
         "failOnDataLoss": "true",
+        "minFetchPeriod": "1s",
+        "initialPosition": "trim_horizon",
     }
 
 
@@ -140,14 +145,41 @@ def test_missing_data_source_becomes_a_clear_error(
 
 
 def test_missing_data_source_message_when_the_jar_is_missing_too(fake_package: FakePackage) -> None:
-    reader, _ = reader_with(FakeStreamReader(load_error=RuntimeError("[DATA_SOURCE_NOT_FOUND] ...")))
+    error = RuntimeError("[DATA_SOURCE_NOT_FOUND] Failed to find the data source: kinesis.")
+    reader, _ = reader_with(FakeStreamReader(load_error=error))
     with pytest.raises(DataSourceNotFoundError, match=r"bash dev/build-python\.sh"):
-        reader.load()
+        reader.stream_names("orders").load()
+
+
+def test_other_data_sources_not_found_are_not_ours() -> None:
+    error = RuntimeError("[DATA_SOURCE_NOT_FOUND] Failed to find the data source: kafka.")
+    reader, _ = reader_with(FakeStreamReader(load_error=error))
+    with pytest.raises(RuntimeError) as info:
+        reader.stream_names("orders").load()
+    assert info.value is error
 
 
 def test_other_errors_pass_through_unchanged() -> None:
-    error = ValueError("[KINESIS_OPTION_INVALID] streamName is required")
+    error = ValueError("[SOMETHING_ELSE] not the connector's")
     reader, _ = reader_with(FakeStreamReader(load_error=error))
     with pytest.raises(ValueError) as info:
-        reader.load()
+        reader.stream_names("orders").load()
     assert info.value is error
+
+
+def test_the_provider_class_can_be_named_instead_of_the_short_name() -> None:
+    # On a runtime whose own Kinesis source also answers to "kinesis" (Databricks).
+    stream = FakeStreamReader()
+    KinesisReader(FakeSpark(stream), format="io.kinesisspark.KinesisSourceProvider").stream_names("s").load()  # type: ignore[arg-type]
+    assert stream.format_name == "io.kinesisspark.KinesisSourceProvider"
+
+
+def test_a_missing_provider_class_is_a_missing_jar(fake_package: FakePackage) -> None:
+    error = RuntimeError(
+        "[DATA_SOURCE_NOT_FOUND] Failed to find the data source: io.kinesisspark.KinesisSourceProvider."
+    )
+    reader = KinesisReader(
+        FakeSpark(FakeStreamReader(load_error=error)), format="io.kinesisspark.KinesisSourceProvider"
+    )  # type: ignore[arg-type]
+    with pytest.raises(DataSourceNotFoundError):
+        reader.stream_names("s").load()

@@ -1,33 +1,70 @@
 """PySpark support for kinesis-spark, the Spark Structured Streaming connector for Amazon Kinesis.
 
-The package bundles the connector jar. Put it on the classpath before the first session starts,
-then read streams with :class:`KinesisReader`.
+The package bundles the connector jar. Put it on the classpath before the first session starts with
+:func:`configure`, read streams with :class:`KinesisReader`, write them with :class:`KinesisWriter`, manage
+enhanced fan-out consumers with :class:`KinesisConsumerManager`, and wrap
+code that waits on queries in :func:`kinesis_spark.errors.translate_errors` to get the errors of
+:mod:`kinesis_spark.errors` instead of PySpark's.
 
 Examples
 --------
 >>> from pyspark.sql import SparkSession
 >>> import kinesis_spark
+>>> from kinesis_spark import InitialPosition, KinesisReader
 >>> spark = kinesis_spark.configure(SparkSession.builder).getOrCreate()  # doctest: +SKIP
->>> reader = kinesis_spark.KinesisReader(spark).options(streamName="orders", region="eu-west-1")
+>>> reader = KinesisReader(spark).stream_names("orders").region("eu-west-1")
+>>> reader = reader.initial_position(InitialPosition.trim_horizon())
 >>> df = reader.load()  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-from ._errors import DataSourceNotFoundError, JarNotFoundError, KinesisSparkError
+from . import errors
+from ._consumer_mode import ConsumerMode
+from ._consumers import KinesisConsumer, KinesisConsumerManager
 from ._jar import configure, jar_path
-from ._reader import KinesisReader, OptionValue
+from ._options_builder import OptionValue
+from ._position import InitialPosition
+from ._reader import KinesisReader
 from ._versions import package_version
+from ._writer import KinesisWriter
+from .errors import (
+    DataSourceNotFoundError,
+    JarNotFoundError,
+    KinesisCheckpointError,
+    KinesisCredentialsError,
+    KinesisDataLossError,
+    KinesisOptionError,
+    KinesisSparkError,
+    KinesisTlsError,
+    SessionWithoutJarError,
+    StreamNotFoundError,
+    translate_errors,
+)
 
 __version__: str = package_version()
 
 __all__ = [
+    "ConsumerMode",
     "DataSourceNotFoundError",
+    "InitialPosition",
     "JarNotFoundError",
+    "KinesisCheckpointError",
+    "KinesisConsumer",
+    "KinesisConsumerManager",
+    "KinesisCredentialsError",
+    "KinesisDataLossError",
+    "KinesisOptionError",
     "KinesisReader",
     "KinesisSparkError",
+    "KinesisTlsError",
+    "KinesisWriter",
     "OptionValue",
+    "SessionWithoutJarError",
+    "StreamNotFoundError",
     "__version__",
     "configure",
+    "errors",
     "jar_path",
+    "translate_errors",
 ]

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from . import _option_keys as keys
 from . import _versions
-from ._errors import JarNotFoundError
+from .errors import JarNotFoundError, SessionWithoutJarError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["configure", "jar_path"]
+__all__ = ["configure", "data_source_not_found_message", "jar_path"]
+
+#: A class of the connector: loadable exactly when the jar is on the driver's classpath.
+_PROVIDER_CLASS = keys.PROVIDER_CLASS
+#: Set by a JVM that started Python (spark-submit, the pyspark shell) for PySpark to connect back to it.
+_GATEWAY_PORT = "PYSPARK_GATEWAY_PORT"
 
 _BUILD_HINT = (
     "build it from a checkout of the repository with `build/sbt connector/assembly`, then "
@@ -61,7 +68,11 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
 
     Any ``spark.jars`` already set on the builder is kept; the jar is appended once. Call this before the
     first ``SparkSession`` of the process is created: Spark reads ``spark.jars`` only when its JVM starts,
-    so ``getOrCreate()`` on an already running session ignores it.
+    so ``getOrCreate()`` on an already running session ignores it. If Spark's JVM is already running
+    without the jar, this raises :class:`SessionWithoutJarError` (saying how to fix it) rather than let
+    ``getOrCreate()`` return a session that cannot read Kinesis; if it runs with the jar (say, from
+    ``spark-submit --packages``), the builder is returned unchanged. Under ``spark-submit`` and the
+    ``pyspark`` shell the JVM starts before Python does, so this is where the check matters.
 
     Parameters
     ----------
@@ -77,6 +88,8 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     ------
     JarNotFoundError
         If the package holds no jar; see :func:`jar_path`.
+    SessionWithoutJarError
+        If Spark's JVM already runs in this process, without the connector on its classpath.
 
     Examples
     --------
@@ -84,7 +97,12 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     >>> import kinesis_spark
     >>> spark = kinesis_spark.configure(SparkSession.builder.appName("demo")).getOrCreate()  # doctest: +SKIP
     """
+    jvm_loads_connector = _running_jvm_loads_connector()
+    if jvm_loads_connector is True:
+        return builder
     jar = jar_path()
+    if jvm_loads_connector is False:
+        raise SessionWithoutJarError(_session_without_jar_message(jar))
     options = getattr(builder, "_options", None)
     existing = options.get("spark.jars") if isinstance(options, dict) else None
     entries = [entry.strip() for entry in str(existing or "").split(",") if entry.strip()]
@@ -92,3 +110,49 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     if not any(entry in (jar, Path(jar).as_uri()) for entry in entries):
         entries.append(jar)
     return builder.config("spark.jars", ",".join(dict.fromkeys(entries)))
+
+
+def _running_jvm_loads_connector() -> bool | None:
+    """Tell whether the JVM already running in this process (if any: else None) has the connector."""
+    from pyspark import SparkContext
+
+    if SparkContext._jvm is None and _GATEWAY_PORT in os.environ:
+        # spark-submit or the pyspark shell started the JVM before Python did: connect to it (what the first
+        # SparkContext would do) and look. Without this variable, connecting would launch a JVM.
+        SparkContext._ensure_initialized()
+    jvm: Any = SparkContext._jvm
+    if jvm is None:
+        return None
+    # The loader Spark itself uses to find data sources (Utils.getContextOrSparkClassLoader).
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    try:
+        jvm.java.lang.Class.forName(_PROVIDER_CLASS, False, loader)
+    except Exception:  # Py4JJavaError around ClassNotFoundException
+        return False
+    return True
+
+
+def _session_without_jar_message(jar: str) -> str:
+    return (
+        "Spark is already running in this process without the kinesis-spark jar, and it reads spark.jars "
+        "only when it starts, so SparkSession.builder.getOrCreate() would return a session that cannot read "
+        "Kinesis. Fix: restart Python and run `spark = kinesis_spark.configure(SparkSession.builder)"
+        ".getOrCreate()` before anything else starts Spark; or, where something else starts it (a notebook, "
+        f"the pyspark shell), start Python with PYSPARK_SUBMIT_ARGS='--jars {jar} pyspark-shell'; "
+        f"with spark-submit or pyspark, pass --jars {jar} (or the connector's --packages coordinates)."
+    )
+
+
+def data_source_not_found_message() -> str:
+    """Return the message of :class:`DataSourceNotFoundError`: the jar is missing, and how to add it."""
+    try:
+        jar = jar_path()
+    except JarNotFoundError as missing:
+        jar = f"<kinesis_spark.jar_path(), which failed: {missing}>"
+    return (
+        'Spark cannot find the data source "kinesis": the kinesis-spark jar is not on this SparkSession\'s '
+        "classpath (a session reads spark.jars only when it starts). Fix: create the session with "
+        "`kinesis_spark.configure(SparkSession.builder).getOrCreate()` before any SparkSession exists in "
+        f"this process, or start it with spark.jars={jar} "
+        "(adding the jar to a running session is not enough)."
+    )

@@ -2,126 +2,265 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, ClassVar
 
-from ._errors import DataSourceNotFoundError, JarNotFoundError
-from ._jar import jar_path
+from . import _option_keys as keys
+from ._consumer_mode import ConsumerMode
+from ._options_builder import OptionsBuilder, OptionValue
+from ._position import InitialPosition
+from ._source_options import VALUE_CHECKS, check_source
+from ._values import (
+    render_boolean,
+    render_bytes,
+    render_decimal,
+    render_duration,
+    render_long,
+    render_text,
+)
+from .errors import translate_errors
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["KinesisReader", "OptionValue"]
 
-#: A value accepted by :meth:`KinesisReader.option`; ``None`` unsets the option.
-OptionValue = str | bool | int | float | None
 
-#: The short name the connector registers with Spark.
-FORMAT = "kinesis"
-
-# What Spark says when no provider is registered under a name: the error condition (Spark 4, classic and
-# Connect) and the message text of Spark 4 and of Spark 3.
-_NOT_FOUND_MARKERS = ("DATA_SOURCE_NOT_FOUND", "Failed to find the data source", "Failed to find data source")
-
-# Options whose values never appear in repr(); matched as substrings of the lower-cased key.
-_SECRET_KEY_PARTS = ("secret", "token", "password")
-
-
-def _render(value: object) -> str:
-    # Spark parses booleans case-insensitively, but "True" in a logged option map looks like a Python leak.
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-class KinesisReader:
+class KinesisReader(OptionsBuilder):
     """Reads Kinesis data streams as a streaming ``DataFrame``.
 
-    Thin, typed front of ``spark.readStream.format("kinesis")``: options are collected here and handed
-    to Spark by :meth:`load`, which also turns "data source not found" into an error that says how to fix it.
-    Option names are case-insensitive, as in Spark.
+    Typed front of ``spark.readStream.format("kinesis")``: one builder method per option, each checking its
+    value at once with the message the connector itself would give, plus :meth:`option` / :meth:`options`
+    for anything else (such as the awslabs connector's ``kinesis.*`` names). :meth:`load` checks the
+    options as a whole, hands them to Spark, and raises errors of :mod:`kinesis_spark.errors` instead of
+    PySpark's. Option names are case-insensitive, as in Spark.
 
     Parameters
     ----------
     spark : SparkSession
         A session created with the connector jar on its classpath; see :func:`kinesis_spark.configure`.
+    format : str
+        The data source name handed to Spark: ``"kinesis"``, or the provider class
+        ``"io.kinesisspark.KinesisSourceProvider"`` on a runtime whose own Kinesis source also answers to
+        ``"kinesis"`` (Databricks).
 
     Examples
     --------
-    >>> from pyspark.sql import SparkSession
-    >>> import kinesis_spark
-    >>> spark = kinesis_spark.configure(SparkSession.builder).getOrCreate()  # doctest: +SKIP
-    >>> df = (
-    ...     kinesis_spark.KinesisReader(spark)
-    ...     .option("streamName", "orders")
-    ...     .option("region", "eu-west-1")
-    ...     .option("initialPosition", "earliest")
-    ...     .load()
-    ... )  # doctest: +SKIP
-    """
+    >>> from datetime import timedelta
+    >>> from kinesis_spark import InitialPosition, KinesisReader
+    >>> reader = (
+    ...     KinesisReader(spark)
+    ...     .stream_names("orders", "refunds")
+    ...     .region("eu-west-1")
+    ...     .initial_position(InitialPosition.trim_horizon())
+    ...     .min_fetch_period(timedelta(milliseconds=210))
+    ...     .max_bytes_per_trigger("100mb")
+    ... )
+    >>> reader
+    KinesisReader(streamName='orders,refunds', region='eu-west-1', initialPosition='trim_horizon', minFetchPeriod='210ms', maxBytesPerTrigger='100mb')
+    >>> df = reader.load()  # doctest: +SKIP
+    """  # noqa: E501
 
-    def __init__(self, spark: SparkSession) -> None:
+    _value_checks: ClassVar[Mapping[str, Callable[[str], object]]] = VALUE_CHECKS
+
+    def __init__(self, spark: SparkSession, format: str = keys.FORMAT) -> None:
+        super().__init__()
         self._spark = spark
-        # lower-cased key -> (key as last given, rendered value)
-        self._options: dict[str, tuple[str, str]] = {}
+        self._format = format
 
-    def option(self, key: str, value: OptionValue) -> KinesisReader:
-        """Set one option, or unset it with ``None``.
+    # --- what to read --------------------------------------------------------------------------------------
+
+    def stream_names(self, *names: str) -> KinesisReader:
+        """Read these streams (option ``streamName``), given by name or ARN.
+
+        The ``stream`` column holds each record's stream name. Stream ARNs must be in the query's region.
 
         Parameters
         ----------
-        key : str
-            Option name, case-insensitive (``"streamName"`` and ``"streamname"`` are the same option).
-        value : str, bool, int, float or None
-            Booleans become ``"true"``/``"false"``, other values ``str(value)``; ``None`` removes the option.
+        *names : str
+            One or more stream names or ARNs (``arn:aws:kinesis:<region>:<account>:stream/<name>``).
 
         Returns
         -------
         KinesisReader
-            This reader, for chaining.
-
-        Raises
-        ------
-        TypeError
-            If ``key`` is not a non-empty string.
 
         Examples
         --------
-        >>> reader = KinesisReader(spark).option("streamName", "orders").option("maxRecordsPerFetch", 1000)
-        >>> reader.option("awsUseInstanceProfile", False).option("streamName", None)
-        KinesisReader(maxRecordsPerFetch='1000', awsUseInstanceProfile='false')
-        """
-        if not isinstance(key, str) or not key:
-            raise TypeError(f"option key must be a non-empty str, got {key!r}")
-        if value is None:
-            self._options.pop(key.lower(), None)
-        else:
-            self._options[key.lower()] = (key, _render(value))
-        return self
+        >>> KinesisReader(spark).stream_names("clicks", "arn:aws:kinesis:us-east-1:123456789012:stream/views")
+        KinesisReader(streamName='clicks,arn:aws:kinesis:us-east-1:123456789012:stream/views')
+        >>> KinesisReader(spark).stream_names("clicks", "clicks")
+        Traceback (most recent call last):
+        ...
+        kinesis_spark.errors.KinesisOptionError: Invalid value 'clicks,clicks' for option 'streamName': expected each stream listed once (by name or ARN).
+        """  # noqa: E501
+        for name in names:
+            if not isinstance(name, str):
+                raise TypeError(f"option '{keys.STREAM_NAME}' takes stream names (str), got {name!r}")
+        return self._set(keys.STREAM_NAME, ",".join(names))
 
-    def options(self, **options: OptionValue) -> KinesisReader:
-        """Set several options at once; see :meth:`option`.
+    def initial_position(self, position: InitialPosition | datetime | str) -> KinesisReader:
+        r"""Where a query without a checkpoint starts (option ``initialPosition``; default latest).
 
         Parameters
         ----------
-        **options : str, bool, int, float or None
-            Option names and values.
+        position : InitialPosition, datetime or str
+            An :class:`InitialPosition`; a timezone-aware ``datetime`` (the same as
+            ``InitialPosition.at_timestamp(position)``); or the option's text (``"trim_horizon"``, or the
+            ``{"at_timestamp": ..., "format": ...}`` JSON of the Databricks connector).
 
         Returns
         -------
         KinesisReader
-            This reader, for chaining.
 
         Examples
         --------
-        >>> KinesisReader(spark).options(streamName="orders", region="eu-west-1", awsSecretKey="abc")
-        KinesisReader(streamName='orders', region='eu-west-1', awsSecretKey=***)
+        >>> from datetime import datetime, timezone
+        >>> KinesisReader(spark).initial_position(datetime(2024, 5, 1, tzinfo=timezone.utc))
+        KinesisReader(initialPosition='{"at_timestamp": "2024-05-01T00:00:00.000Z", "format": "yyyy-MM-dd\'T\'HH:mm:ss.SSSXXX"}')
+        """  # noqa: E501
+        if isinstance(position, datetime):
+            position = InitialPosition.at_timestamp(position)
+        if not isinstance(position, (InitialPosition, str)):
+            expected = "an InitialPosition, a datetime or a str"
+            raise TypeError(f"option '{keys.INITIAL_POSITION}' takes {expected}, got {position!r}")
+        return self._set(keys.INITIAL_POSITION, str(position))
+
+    def consumer_mode(self, mode: ConsumerMode) -> KinesisReader:
+        """Read by polling (GetRecords, the default) or enhanced fan-out (option ``consumerMode``).
+
+        Parameters
+        ----------
+        mode : ConsumerMode
+            ``ConsumerMode.POLLING`` or ``ConsumerMode.EFO``.
+
+        Returns
+        -------
+        KinesisReader
+
+        Examples
+        --------
+        >>> from kinesis_spark import ConsumerMode
+        >>> KinesisReader(spark).consumer_mode(ConsumerMode.EFO)
+        KinesisReader(consumerMode='efo')
         """
-        for key, value in options.items():
-            self.option(key, value)
-        return self
+        if not isinstance(mode, ConsumerMode):
+            raise TypeError(
+                f"option '{keys.CONSUMER_MODE}' takes a ConsumerMode (ConsumerMode.POLLING or "
+                f"ConsumerMode.EFO), got {mode!r}"
+            )
+        return self._set(keys.CONSUMER_MODE, mode.value)
+
+    def consumer_name(self, name: str) -> KinesisReader:
+        """Name the enhanced fan-out consumer (option ``consumerName``; default: the query's id)."""
+        return self._set(keys.CONSUMER_NAME, render_text(keys.CONSUMER_NAME, name))
+
+    def consumer_name_prefix(self, prefix: str) -> KinesisReader:
+        """Prefix the enhanced fan-out consumer's name with this (option ``consumerNamePrefix``)."""
+        return self._set(keys.CONSUMER_NAME_PREFIX, render_text(keys.CONSUMER_NAME_PREFIX, prefix))
+
+    def require_consumer_deregistration(self, enabled: bool = True) -> KinesisReader:
+        """Deregister the fan-out consumer when the query stops (``requireConsumerDeregistration``)."""
+        option = keys.REQUIRE_CONSUMER_DEREGISTRATION
+        return self._set(option, render_boolean(option, enabled))
+
+    def consumer_refresh_interval(self, interval: timedelta | str) -> KinesisReader:
+        """Re-check the enhanced fan-out consumer's registration this often (``consumerRefreshInterval``)."""
+        option = keys.CONSUMER_REFRESH_INTERVAL
+        return self._set(option, render_duration(option, interval))
+
+    def fail_on_data_loss(self, enabled: bool) -> KinesisReader:
+        """Fail (``True``, the default) or go on when records the query needs are gone (``failOnDataLoss``).
+
+        With ``False``, the loss is logged and counted in the ``dataLossEvents`` metric, and reading continues
+        from the oldest record still available.
+        """
+        return self._set(keys.FAIL_ON_DATA_LOSS, render_boolean(keys.FAIL_ON_DATA_LOSS, enabled))
+
+    def allow_stream_removal(self, enabled: bool = True) -> KinesisReader:
+        """Let a restarted query drop streams its checkpoint reads but the stream list no longer names."""
+        return self._set(keys.ALLOW_STREAM_REMOVAL, render_boolean(keys.ALLOW_STREAM_REMOVAL, enabled))
+
+    # --- fetching ------------------------------------------------------------------------------------------
+
+    def max_records_per_fetch(self, records: int) -> KinesisReader:
+        """Ask for this many records per GetRecords call, 1 to 10,000 (``maxRecordsPerFetch``; 10,000).
+
+        Examples
+        --------
+        >>> KinesisReader(spark).max_records_per_fetch(20000)
+        Traceback (most recent call last):
+        ...
+        kinesis_spark.errors.KinesisOptionError: Invalid value '20000' for option 'maxRecordsPerFetch': expected an integer from 1 to 10000.
+        """  # noqa: E501
+        return self._set(keys.MAX_RECORDS_PER_FETCH, render_long(keys.MAX_RECORDS_PER_FETCH, records))
+
+    def max_fetch_rate(self, megabytes_per_second: float) -> KinesisReader:
+        """Read at most this many MB/s (2^20 bytes) per shard, up to 2.0 (``maxFetchRate``; default 1.0)."""
+        return self._set(keys.MAX_FETCH_RATE, render_decimal(keys.MAX_FETCH_RATE, megabytes_per_second))
+
+    def min_fetch_period(self, period: timedelta | str) -> KinesisReader:
+        """Least time between two GetRecords calls on a shard, at least 200 ms (``minFetchPeriod``; 400 ms).
+
+        Examples
+        --------
+        >>> from datetime import timedelta
+        >>> KinesisReader(spark).min_fetch_period(timedelta(milliseconds=100))
+        Traceback (most recent call last):
+        ...
+        kinesis_spark.errors.KinesisOptionError: Invalid value '100ms' for option 'minFetchPeriod': expected a duration such as '200ms', '1s' or '2m', of at least 200ms.
+        """  # noqa: E501
+        return self._set(keys.MIN_FETCH_PERIOD, render_duration(keys.MIN_FETCH_PERIOD, period))
+
+    def max_fetch_duration(self, duration: timedelta | str) -> KinesisReader:
+        """How long a prefetch round may run before its records are available (``maxFetchDuration``; 10s)."""
+        return self._set(keys.MAX_FETCH_DURATION, render_duration(keys.MAX_FETCH_DURATION, duration))
+
+    def fetch_buffer_size(self, size: int | str) -> KinesisReader:
+        """Pause prefetching while this much is buffered: bytes, or ``"2gb"`` (``fetchBufferSize``; 20 GB)."""
+        return self._set(keys.FETCH_BUFFER_SIZE, render_bytes(keys.FETCH_BUFFER_SIZE, size))
+
+    def shards_per_task(self, shards: int) -> KinesisReader:
+        """Shards one prefetch task reads, interleaved (option ``shardsPerTask``; default 5)."""
+        return self._set(keys.SHARDS_PER_TASK, render_long(keys.SHARDS_PER_TASK, shards))
+
+    def shard_fetch_interval(self, interval: timedelta | str) -> KinesisReader:
+        """How often shards are listed to discover resharding (option ``shardFetchInterval``; default 1 s)."""
+        return self._set(keys.SHARD_FETCH_INTERVAL, render_duration(keys.SHARD_FETCH_INTERVAL, interval))
+
+    def max_shards_per_describe(self, shards: int) -> KinesisReader:
+        """Shards per ListShards page, 1 to 10,000 (option ``maxShardsPerDescribe``; default 100)."""
+        return self._set(keys.MAX_SHARDS_PER_DESCRIBE, render_long(keys.MAX_SHARDS_PER_DESCRIBE, shards))
+
+    def coalesce_threshold_block_size(self, size: int) -> KinesisReader:
+        """Pack shards together when blocks average less than this many bytes (default 10,000,000)."""
+        option = keys.COALESCE_THRESHOLD_BLOCK_SIZE
+        return self._set(option, render_long(option, size))
+
+    def coalesce_bin_size(self, size: int) -> KinesisReader:
+        """About this many bytes per packed partition (option ``coalesceBinSize``; default 128,000,000)."""
+        return self._set(keys.COALESCE_BIN_SIZE, render_long(keys.COALESCE_BIN_SIZE, size))
+
+    # --- batches -------------------------------------------------------------------------------------------
+
+    def max_records_per_trigger(self, records: int) -> KinesisReader:
+        """Upper bound on records per micro-batch (option ``maxRecordsPerTrigger``; default none).
+
+        Whole prefetched blocks are taken, shards in turn, at least one block per batch.
+        """
+        return self._set(keys.MAX_RECORDS_PER_TRIGGER, render_long(keys.MAX_RECORDS_PER_TRIGGER, records))
+
+    def max_bytes_per_trigger(self, size: int | str) -> KinesisReader:
+        """Upper bound on bytes per micro-batch: bytes, or ``"100mb"`` (``maxBytesPerTrigger``; none)."""
+        return self._set(keys.MAX_BYTES_PER_TRIGGER, render_bytes(keys.MAX_BYTES_PER_TRIGGER, size))
+
+    # --- result --------------------------------------------------------------------------------------------
 
     def load(self) -> DataFrame:
         """Create the streaming ``DataFrame``.
+
+        The options are checked as a whole first (a stream is required; keys come in pairs; ...), then the
+        connector parses them again and checks that every stream exists.
 
         Returns
         -------
@@ -130,43 +269,25 @@ class KinesisReader:
 
         Raises
         ------
+        KinesisOptionError
+            If the options are refused, in Python or by the connector.
+        StreamNotFoundError
+            If a stream does not exist.
+        KinesisCredentialsError, KinesisTlsError
+            If the connector cannot call Kinesis with the credentials or TLS settings given.
         DataSourceNotFoundError
             If the session was started without the connector jar on its classpath.
 
         Examples
         --------
-        >>> df = KinesisReader(spark).option("streamName", "orders").load()  # doctest: +SKIP
+        >>> df = KinesisReader(spark).stream_names("orders").load()  # doctest: +SKIP
         >>> query = df.writeStream.format("console").start()  # doctest: +SKIP
         """
-        reader = self._spark.readStream.format(FORMAT).options(**dict(self._options.values()))
-        try:
+        check_source(self._by_lower_name())
+        reader = self._spark.readStream.format(self._format).options(**self._spark_options())
+        with translate_errors():
             df = reader.load()
             # Classic PySpark resolves the provider in load(); Spark Connect only when the plan is analysed.
-            # Asking for the schema makes both fail here, with the error translated below.
+            # Asking for the schema makes both fail here.
             _ = df.schema
-        except Exception as exc:
-            if any(marker in str(exc) for marker in _NOT_FOUND_MARKERS):
-                raise DataSourceNotFoundError(_not_found_message()) from exc
-            raise
         return df
-
-    def __repr__(self) -> str:
-        shown = ", ".join(
-            f"{key}=***" if any(part in lower for part in _SECRET_KEY_PARTS) else f"{key}={value!r}"
-            for lower, (key, value) in self._options.items()
-        )
-        return f"KinesisReader({shown})"
-
-
-def _not_found_message() -> str:
-    try:
-        jar = jar_path()
-    except JarNotFoundError as missing:
-        jar = f"<kinesis_spark.jar_path(), which failed: {missing}>"
-    return (
-        f'Spark cannot find the data source "{FORMAT}": the kinesis-spark jar is not on this SparkSession\'s '
-        "classpath (a session reads spark.jars only when it starts). Fix: create the session with "
-        "`kinesis_spark.configure(SparkSession.builder).getOrCreate()` before any SparkSession exists in "
-        f"this process, or start it with spark.jars={jar} "
-        "(adding the jar to a running session is not enough)."
-    )

@@ -1,0 +1,55 @@
+"""Option names as users write them (matching is case-insensitive), as in the JVM's ``KinesisOptionKeys``."""
+
+from __future__ import annotations
+
+STREAM_NAME = "streamName"
+REGION = "region"
+ENDPOINT = "endpoint"
+INITIAL_POSITION = "initialPosition"
+AWS_ACCESS_KEY = "awsAccessKey"
+AWS_SECRET_KEY = "awsSecretKey"
+AWS_SESSION_TOKEN = "awsSessionToken"
+ROLE_ARN = "roleArn"
+ROLE_EXTERNAL_ID = "roleExternalId"
+ROLE_SESSION_NAME = "roleSessionName"
+ROLE_SESSION_DURATION = "roleSessionDuration"
+STS_ENDPOINT = "stsEndpoint"
+STS_REGION = "stsRegion"
+CREDENTIALS_PROVIDER_CLASS = "credentialsProviderClass"
+CREDENTIALS_PROVIDER_PARAM = "credentialsProviderParam"
+CA_BUNDLE = "caBundle"
+INSECURE_TRUST_ALL_CERTIFICATES = "insecureTrustAllCertificates"
+
+MAX_RECORDS_PER_FETCH = "maxRecordsPerFetch"
+FAIL_ON_DATA_LOSS = "failOnDataLoss"
+MAX_FETCH_RATE = "maxFetchRate"
+MIN_FETCH_PERIOD = "minFetchPeriod"
+MAX_FETCH_DURATION = "maxFetchDuration"
+FETCH_BUFFER_SIZE = "fetchBufferSize"
+SHARDS_PER_TASK = "shardsPerTask"
+SHARD_FETCH_INTERVAL = "shardFetchInterval"
+COALESCE_THRESHOLD_BLOCK_SIZE = "coalesceThresholdBlockSize"
+COALESCE_BIN_SIZE = "coalesceBinSize"
+MAX_SHARDS_PER_DESCRIBE = "maxShardsPerDescribe"
+MAX_RECORDS_PER_TRIGGER = "maxRecordsPerTrigger"
+MAX_BYTES_PER_TRIGGER = "maxBytesPerTrigger"
+ALLOW_STREAM_REMOVAL = "allowStreamRemoval"
+
+# Enhanced fan-out (Databricks names); their values are checked by the JVM only.
+CONSUMER_MODE = "consumerMode"
+CONSUMER_NAME = "consumerName"
+CONSUMER_NAME_PREFIX = "consumerNamePrefix"
+REQUIRE_CONSUMER_DEREGISTRATION = "requireConsumerDeregistration"
+CONSUMER_REFRESH_INTERVAL = "consumerRefreshInterval"
+
+#: Options whose values are secrets, never shown by ``repr()`` of a reader or writer.
+SECRET = frozenset({AWS_ACCESS_KEY, AWS_SECRET_KEY, AWS_SESSION_TOKEN, ROLE_EXTERNAL_ID})
+
+#: The prefix of the awslabs connector's option names, which the JVM translates to ours before checking.
+AWSLABS_PREFIX = "kinesis."
+
+#: The short name the connector registers with Spark.
+FORMAT = "kinesis"
+#: The connector's provider class: a name for ``format()`` that no other Kinesis connector answers to (on a
+#: runtime with its own ``kinesis`` source, such as Databricks).
+PROVIDER_CLASS = "io.kinesisspark.KinesisSourceProvider"
