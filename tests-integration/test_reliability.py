@@ -1,0 +1,143 @@
+"""Faults on a Spark local cluster (two executor JVMs): nothing lost and nothing repeated in the sink's committed
+output, with a producer writing keyed, numbered records throughout.
+
+Marked ``reliability`` (``pytest -m reliability`` runs only these; ``-m "not reliability"`` skips them); CI runs
+them with the rest. Each test adds a row to ``target/test-reports/reliability.md``: the fault, what happened,
+records lost and duplicated, and the time from the fault until the query delivered records again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from harness.cluster import ClusterJob
+from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY
+from harness.exactly_once import Delivery, compare, wait_until_delivered
+from harness.kinesis import Kinesis
+from harness.producer import KeyedProducer, assert_per_key_order
+from harness.sink import BatchSink
+
+pytestmark = pytest.mark.reliability
+
+REPORT = Path(__file__).resolve().parent.parent / "target" / "test-reports" / "reliability.md"
+_rows: list[str] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def report() -> Iterator[None]:
+    yield
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    header = "| fault | what happened | lost | duplicated | recovery |\n| --- | --- | --- | --- | --- |\n"
+    REPORT.write_text(header + "".join(_rows))
+    print(f"\n{REPORT}:\n{header}{''.join(_rows)}")
+
+
+def record(fault: str, happened: str, delivery: Delivery, recovery_s: float | None) -> None:
+    recovery = "n/a" if recovery_s is None else f"{recovery_s:.1f} s"
+    _rows.append(
+        f"| {fault} | {happened} | {len(delivery.lost)} | {len(delivery.duplicated)} | {recovery} |\n"
+    )
+
+
+@pytest.fixture
+def cluster_job() -> Iterator[Callable[..., ClusterJob]]:
+    """``cluster_job(root, options, **settings)``: a :class:`ClusterJob`, stopped and cleaned up after the test."""
+    jobs: list[ClusterJob] = []
+
+    def make(root: Path, options: dict[str, str], **settings: object) -> ClusterJob:
+        jobs.append(ClusterJob(root, options, **settings))  # type: ignore[arg-type]
+        return jobs[-1]
+
+    yield make
+    for job in jobs:
+        job.stop()
+        job.clean_up()
+
+
+def source_options(endpoint: str, stream: str, **extra: str) -> dict[str, str]:
+    return {
+        "streamName": stream,
+        "region": REGION,
+        "endpoint": endpoint,
+        "awsAccessKey": ACCESS_KEY,
+        "awsSecretKey": SECRET_KEY,
+        "initialPosition": "trim_horizon",
+        **extra,
+    }
+
+
+def delivered_after(job: ClusterJob, since: float, timeout_s: float = 240.0) -> float:
+    """Seconds from ``since`` until the first batch that started after it and read records."""
+    event = job.wait_event(
+        lambda e: e["event"] == "progress" and e["progress"]["numInputRows"] > 0 and e["time"] > since,
+        timeout_s,
+    )
+    return float(event["time"]) - since
+
+
+def finish(job: ClusterJob, producer: KeyedProducer, kinesis: Kinesis, stream: str, spark, root: Path):  # noqa: ANN001, ANN201
+    """Stop producing, let the job drain the stream, stop it; the sink's rows against the stream's records."""
+    puts = producer.stop()
+    stored = kinesis.stored_records(stream)
+    assert len(stored) == len(puts), f"the stream holds {len(stored)} records, the producer put {len(puts)}"
+    sink = BatchSink(spark, root)
+    rows = wait_until_delivered(sink, len(stored))
+    stopped = job.stop()
+    assert stopped is not None, f"the job did not stop cleanly:\n{job.stderr_tail()}"
+    assert stopped["blocks"] == 0, f"{stopped['blocks']} prefetched blocks left in the cluster after the stop"
+    assert "Failed to stop streaming source" not in job.stderr_tail(400)
+    return rows, puts, compare(rows, stored)
+
+
+@pytest.mark.parametrize("mode", ["polling", "efo"])
+def test_executor_killed_while_holding_prefetched_blocks(kinesis, emulator, stream, spark, tmp_path, cluster_job, mode):
+    """With ``efo`` the killed executors also held the subscriptions: new executors subscribe again."""
+    name = stream(4)
+    producer = KeyedProducer(emulator.endpoint, name).start()
+    # A long trigger: between batches, the executors' prefetchers fill their buffers.
+    options = source_options(emulator.endpoint, name, consumerMode=mode)
+    job = cluster_job(tmp_path / "job", options, trigger_s=8).start()
+    job.wait_progress(lambda p: p["numInputRows"] > 0)
+    job.wait_progress(lambda p: float(p["sources"][0]["metrics"].get("bufferedRecords", 0)) > 0)
+    time.sleep(3)  # the prefetchers keep adding blocks after the report
+    killed_at = time.time()
+    assert len(job.kill_executors()) == 2
+    recovery = delivered_after(job, killed_at)
+    producer.wait_rounds(20)
+    rows, puts, delivery = finish(job, producer, kinesis, name, spark, tmp_path / "job")
+    assert "is gone; re-reading" in job.executor_logs(), "no task had to re-read a lost block"
+    record(f"both executor JVMs killed (SIGKILL) while holding prefetched blocks ({mode})",
+           "blocks re-read from Kinesis by the next batch; query continued", delivery, recovery)
+    delivery.assert_exactly_once()
+    assert_per_key_order(rows, puts)
+
+
+def test_driver_killed_mid_batch_restarts_from_checkpoint(kinesis, emulator, stream, spark, tmp_path, cluster_job):
+    name = stream(2)
+    producer = KeyedProducer(emulator.endpoint, name).start()
+    # Rows of one shard cost 20 ms each in their task, so a batch runs for seconds: the kill lands inside one.
+    job = cluster_job(
+        tmp_path / "job", source_options(emulator.endpoint, name), slow_shard="shardId-000000000000", slow_ms=20
+    ).start()
+    batch = job.wait_progress(lambda p: p["numInputRows"] > 100)
+    time.sleep(1.0)
+    killed_at = time.time()
+    job.kill()
+    # The kill fell inside a batch: one was planned (in the offset log) but not committed.
+    checkpoint = tmp_path / "job" / "checkpoint"
+    planned = max(int(p.name) for p in (checkpoint / "offsets").iterdir() if p.name.isdigit())
+    committed = max(int(p.name) for p in (checkpoint / "commits").iterdir() if p.name.isdigit())
+    assert planned == committed + 1 and planned > batch["batchId"], (planned, committed, batch["batchId"])
+
+    job.start()
+    recovery = delivered_after(job, killed_at)
+    producer.wait_rounds(20)
+    rows, puts, delivery = finish(job, producer, kinesis, name, spark, tmp_path / "job")
+    record("driver process group killed (SIGKILL) mid-batch, restarted from the checkpoint",
+           f"batch {planned} ran again after the restart; query continued", delivery, recovery)
+    delivery.assert_exactly_once()
+    assert_per_key_order(rows, puts)
+
