@@ -39,6 +39,8 @@ lazy val connector = (project in file("connector-jvm"))
       // the SDK's default Apache HTTP clients would be dead weight in the jar.
       .exclude("software.amazon.awssdk", "apache-client")
       .exclude("software.amazon.awssdk", "apache5-client")),
+    // KPL aggregates are protobuf messages: the codec reads and writes them with protobuf-java's coded streams.
+    libraryDependencies += "com.google.protobuf" % "protobuf-java" % "4.33.5",
     Test / fork := true,
     Test / javaOptions ++= Seq("-Xmx2g", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
       "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.lang=ALL-UNNAMED",
@@ -57,7 +59,9 @@ lazy val connector = (project in file("connector-jvm"))
       ShadeRule.rename("com.fasterxml.jackson.**" -> s"$shadePrefix.jackson.@1").inAll,
       ShadeRule.rename("org.reactivestreams.**" -> s"$shadePrefix.reactivestreams.@1").inAll,
       ShadeRule.rename("org.apache.http.**" -> s"$shadePrefix.apachehttp.@1").inAll,
-      ShadeRule.rename("org.apache.commons.**" -> s"$shadePrefix.commons.@1").inAll
+      ShadeRule.rename("org.apache.commons.**" -> s"$shadePrefix.commons.@1").inAll,
+      // Spark and Hadoop bring their own protobuf-java, of other versions.
+      ShadeRule.rename("com.google.protobuf.**" -> s"$shadePrefix.protobuf.@1").inAll
     ),
     assembly / assemblyMergeStrategy := {
       case PathList("META-INF", "MANIFEST.MF")                    => MergeStrategy.discard
@@ -71,8 +75,12 @@ lazy val connector = (project in file("connector-jvm"))
       case "module-info.class"                                    => MergeStrategy.discard
       case PathList("META-INF", "io.netty.versions.properties")   => MergeStrategy.first
       case x if x.endsWith("/module-info.class")                  => MergeStrategy.discard
+      // protobuf-java's own .proto sources: not read at run time, and the classes are relocated anyway.
+      case PathList("google", "protobuf", _*)                     => MergeStrategy.discard
       case x if x.endsWith(".proto")                              => MergeStrategy.first
       case x => (assembly / assemblyMergeStrategy).value(x)
     },
     assembly / test := {}
   )
+  // Maven publishing of the shaded jar, for spark-submit --packages (project/Publishing.scala).
+  .settings(Publishing.settings)

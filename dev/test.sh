@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and tests everything, from a fresh clone on a fresh machine: system prerequisites, the connector's
-# unit tests and assembly jar, the Python environment, the Kinesis emulator, then the Python package's tests
-# and the end-to-end suite. JUnit XML reports go to target/test-reports/. Exits non-zero if anything fails.
+# unit tests and assembly jar, the Python environment, the Kinesis emulator, then the Python package's lint and
+# type checks (ruff, mypy) and tests, and the end-to-end suite. JUnit XML reports go to target/test-reports/.
+# Exits non-zero if anything fails.
 #
 # SKIP_JVM_BUILD=1 reuses the jar already in connector-jvm/target (for iterating on Python-side tests).
 set -euo pipefail
@@ -24,8 +25,18 @@ suites=()
 [[ -d python/tests ]] && suites+=(python)
 [[ -d tests-integration ]] && suites+=(tests-integration)
 
-# Each suite runs from its own directory so that its own pytest configuration applies.
 status=0
+# Static checks of the Python package, with the configuration in python/pyproject.toml: lint, formatting and
+# strict typing. A failure fails the run, and is listed in the summary.
+checks=()
+if [[ -d python/src ]]; then
+  echo "== ruff check, ruff format --check, mypy (python/)" >&2
+  (cd python && "$venv/bin/ruff" check . && "$venv/bin/ruff" format --check .) && checks+=("ruff: ok") \
+    || { checks+=("ruff: FAILED"); status=1; }
+  (cd python && "$venv/bin/mypy") && checks+=("mypy: ok") || { checks+=("mypy: FAILED"); status=1; }
+fi
+
+# Each suite runs from its own directory so that its own pytest configuration applies.
 for suite in "${suites[@]}"; do
   echo "== pytest $suite" >&2
   (cd "$suite" && "$venv/bin/python" -m pytest -q --junitxml="$reports/pytest-$suite.xml") || status=1
@@ -59,4 +70,5 @@ failed = totals["failures"] + totals["errors"]
 passed = totals["tests"] - failed - totals["skipped"]
 print(f"{passed} passed, {failed} failed, {totals['skipped']} skipped")
 PY
+for check in "${checks[@]}"; do echo "CHECK $check"; done
 exit "$status"

@@ -39,6 +39,8 @@ SOURCE_METRICS = (
     "throttlingEvents",
     "fetchRounds",
     "avgFetchLatencyMs",
+    "outOfRangeSubRecords",
+    "corruptAggregates",
 )
 
 

@@ -97,11 +97,12 @@ class KinesisEmulator:
             raise RuntimeError("emulator already started")
         env = {
             **os.environ,
+            # Defaults to a path relative to the working directory; startup fails without it. A test may give
+            # its own certificate (a JSON file {"server": {"key": PEM, "cert": PEM}}) in the settings.
+            "KINESIS_MOCK_CERT_PATH": str(PACKAGE_DIR / "server.json"),
             **self.settings,
             "KINESIS_MOCK_PLAIN_PORT": str(self.plain_port),
             "KINESIS_MOCK_TLS_PORT": str(self.tls_port),
-            # Defaults to a path relative to the working directory; startup fails without it.
-            "KINESIS_MOCK_CERT_PATH": str(PACKAGE_DIR / "server.json"),
         }
         command = [
             "node",

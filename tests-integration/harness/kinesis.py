@@ -38,6 +38,16 @@ class PutResult:
     acknowledged_at: float
 
 
+@dataclass(frozen=True)
+class StoredRecord:
+    """A record as GetRecords returns it."""
+
+    shard_id: str
+    sequence_number: str
+    partition_key: str
+    data: bytes
+
+
 def _entry(record: Record) -> dict:
     """The PutRecords entry of one record."""
     entry = {"PartitionKey": record[0], "Data": record[1]}
@@ -78,6 +88,18 @@ class Kinesis:
     def delete_stream(self, name: str) -> None:
         """Delete a stream (and its consumers) without waiting; frees the emulator's memory and CPU."""
         self.client.delete_stream(StreamName=name, EnforceConsumerDeletion=True)
+
+    def delete_and_wait(self, name: str, timeout_s: float = ACTIVE_TIMEOUT_S) -> None:
+        """Delete a stream and wait until Kinesis no longer knows it (so its name can be used again)."""
+        self.delete_stream(name)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                self.client.describe_stream_summary(StreamName=name)
+            except self.client.exceptions.ResourceNotFoundException:
+                return
+            time.sleep(0.05)
+        raise TimeoutError(f"stream {name} still exists {timeout_s:.0f} s after DeleteStream")
 
     def wait_active(self, name: str, timeout_s: float = ACTIVE_TIMEOUT_S) -> None:
         """Wait until the stream is ACTIVE (after create, split, merge or update shard count)."""
@@ -150,6 +172,22 @@ class Kinesis:
             f"{len(pending)} records to {stream} still failing after {PUT_ATTEMPTS} PutRecords attempts"
         )
 
+    def read_all(self, stream: str) -> list[dict]:
+        """Every record of every shard, from the oldest, as boto3 returns them plus ``ShardId``: shard by shard,
+        in shard order, until a shard's GetRecords returns nothing more (nothing is being written meanwhile)."""
+        records: list[dict] = []
+        for shard in self.shards(stream):
+            iterator = self.client.get_shard_iterator(
+                StreamName=stream, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+            )["ShardIterator"]
+            while iterator:
+                response = self.client.get_records(ShardIterator=iterator, Limit=10000)
+                records.extend({**r, "ShardId": shard["ShardId"]} for r in response["Records"])
+                if not response["Records"] and response.get("MillisBehindLatest", 0) == 0:
+                    break
+                iterator = response.get("NextShardIterator")
+        return records
+
     def split_shard(self, stream: str, shard_id: str, new_starting_hash_key: int | None = None) -> None:
         """Split a shard (by default at the midpoint of its hash key range) and wait until ACTIVE."""
         if new_starting_hash_key is None:
@@ -161,6 +199,29 @@ class Kinesis:
             StreamName=stream, ShardToSplit=shard_id, NewStartingHashKey=str(new_starting_hash_key)
         )
         self.wait_active(stream)
+
+    def open_shards(self, stream: str) -> list[dict]:
+        """The open shards (no ending sequence number), in hash key order."""
+        shards = [s for s in self.shards(stream) if "EndingSequenceNumber" not in s.get("SequenceNumberRange", {})]
+        return sorted(shards, key=lambda s: int(s["HashKeyRange"]["StartingHashKey"]))
+
+    def merge_adjacent(self, stream: str, index: int = 0) -> str:
+        """Merge the open shard at ``index`` (in hash key order) with the next one and wait until ACTIVE;
+        returns the id of the shard merged into."""
+        shards = self.open_shards(stream)
+        first, second = shards[index], shards[index + 1]
+        self.client.merge_shards(
+            StreamName=stream, ShardToMerge=first["ShardId"], AdjacentShardToMerge=second["ShardId"]
+        )
+        self.wait_active(stream)
+        return str(first["ShardId"])
+
+    def stored_records(self, stream: str) -> list[StoredRecord]:
+        """Every record the stream holds (see :meth:`read_all`) as the ground truth of an exactly-once check."""
+        return [
+            StoredRecord(r["ShardId"], r["SequenceNumber"], r["PartitionKey"], bytes(r["Data"]))
+            for r in self.read_all(stream)
+        ]
 
     def update_shard_count(self, stream: str, target: int) -> None:
         """Reshard uniformly to ``target`` open shards and wait until ACTIVE."""

@@ -61,6 +61,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -271,6 +272,8 @@ def _stream_name(request: dict) -> str:
     return arn.rsplit(":stream/", 1)[-1] if arn else UNKNOWN
 
 
+SIGV4_CREDENTIAL = re.compile(r"Credential=([^/,\s]+)/")
+
 # --------------------------------------------------------------------------------------------------------
 # The proxy
 
@@ -302,6 +305,8 @@ class _Proxy:
         self.iterator_expiry: collections.deque[tuple[float, str]] = collections.deque()
         self.shard_maps: dict[str, tuple[float, list[int], list[str]]] = {}
         self.placement_mismatches = 0
+        # Access key id -> {"calls", "with_session_token"}: which credentials signed the requests.
+        self.signers: dict[str, dict[str, int]] = {}
         self.session: aiohttp.ClientSession | None = None
 
     # ---- state helpers (called with the lock held)
@@ -350,6 +355,7 @@ class _Proxy:
                 "streams": streams,
                 "operations": {op: dict(total) for op, total in sorted(self.op_totals.items())},
                 "placement_mismatches": self.placement_mismatches,
+                "signers": {key: dict(counts) for key, counts in self.signers.items()},
                 "known_iterators": len(self.iterators),
                 "limits": dataclasses.asdict(self.limits),
             }
@@ -361,6 +367,7 @@ class _Proxy:
             self.op_totals.clear()
             self.shards.clear()
             self.placement_mismatches = 0
+            self.signers.clear()
 
     def set_limits(self, **changes: Any) -> dict:
         with self.lock:
@@ -378,6 +385,7 @@ class _Proxy:
             return web.Response(status=502, text=f"limits proxy: {self.target} failed: {error!r}")
 
     async def _handle_kinesis(self, request: web.Request) -> web.StreamResponse:
+        self._record_signer(request)
         target = request.headers.get("X-Amz-Target", "")
         op = target[len(TARGET_PREFIX) :] if target.startswith(TARGET_PREFIX) else ""
         handler = {
@@ -404,6 +412,15 @@ class _Proxy:
         if not isinstance(document, dict):
             return await self._send(request, body)
         return await handler(request, body, document, cbor)
+
+    def _record_signer(self, request: web.Request) -> None:
+        """Count the request under the access key id of its SigV4 signature (never the secret: it is not sent)."""
+        match = SIGV4_CREDENTIAL.search(request.headers.get("Authorization", ""))
+        key = match.group(1) if match else "<unsigned>"
+        with self.lock:
+            counts = self.signers.setdefault(key, {"calls": 0, "with_session_token": 0})
+            counts["calls"] += 1
+            counts["with_session_token"] += int("X-Amz-Security-Token" in request.headers)
 
     async def _control(self, request: web.Request) -> web.Response:
         name = request.path.removeprefix("/__proxy/")

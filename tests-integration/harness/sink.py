@@ -37,6 +37,8 @@ class SinkRecord:
     shard_id: str
     sequence_number: str
     arrival: float
+    # The user record's index in its KPL aggregate; None for a record that was not aggregated.
+    sub_sequence_number: int | None = None
 
 
 class BatchSink:
@@ -99,6 +101,7 @@ class BatchSink:
                 "shardId",
                 "sequenceNumber",
                 F.unix_micros("approximateArrivalTimestamp").alias("arrivalMicros"),
+                "subSequenceNumber",
             )
             .collect()
         )
@@ -111,6 +114,7 @@ class BatchSink:
                 shard_id=row.shardId,
                 sequence_number=row.sequenceNumber,
                 arrival=row.arrivalMicros / 1e6,
+                sub_sequence_number=row.subSequenceNumber,
             )
             for row in rows
         ]
@@ -229,3 +233,17 @@ class ProgressLog:
             for metrics in self.source_metrics(source, with_data)
             if metrics.get(name) is not None
         ]
+
+
+def wait_for_failure(query: StreamingQuery, timeout_s: float = START_TIMEOUT_S) -> str:
+    """Wait until the query fails; returns its error message (fails the test if it keeps running or stops
+    without an error)."""
+    deadline = time.monotonic() + timeout_s
+    while query.isActive:
+        if time.monotonic() > deadline:
+            query.stop()
+            raise AssertionError(f"the query was expected to fail but still ran after {timeout_s:.0f} s")
+        time.sleep(0.5)
+    error = query.exception()
+    assert error is not None, "the query stopped without an error; it was expected to fail"
+    return str(error)

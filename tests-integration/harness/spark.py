@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import glob
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -66,3 +68,39 @@ def local_spark(app_name: str = "kinesis-spark-tests", jar: Path | None = None) 
     )
     session.sparkContext.setLogLevel("WARN")
     return session
+
+
+def kinesis_source(spark: SparkSession, stream: str, endpoint: str, **options: str):  # noqa: ANN201 (DataFrame)
+    """The connector's streaming DataFrame with only the region, endpoint, ``initialPosition=trim_horizon`` and
+    ``options`` set (no credentials unless given: for tests of credentials and TLS)."""
+    reader = spark.readStream.format("kinesis").option("streamName", stream).option("region", "us-east-1")
+    reader = reader.option("endpoint", endpoint).option("initialPosition", "trim_horizon")
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return reader.load()
+
+
+# JVM system properties under which the AWS SDK's default credentials chain finds nothing on this machine, and
+# asks no instance metadata service off it.
+NO_DEFAULT_CREDENTIALS = {
+    "aws.disableEc2Metadata": "true",
+    "aws.sharedCredentialsFile": "/nonexistent/credentials",
+    "aws.configFile": "/nonexistent/config",
+}
+
+
+@contextmanager
+def no_default_aws_credentials(spark: SparkSession) -> Iterator[None]:
+    """Within the block, the driver JVM's default AWS credentials chain finds no profile and no metadata."""
+    system = spark.sparkContext._jvm.java.lang.System
+    saved = {key: system.getProperty(key) for key in NO_DEFAULT_CREDENTIALS}
+    for key, value in NO_DEFAULT_CREDENTIALS.items():
+        system.setProperty(key, value)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                system.clearProperty(key)
+            else:
+                system.setProperty(key, value)

@@ -4,7 +4,7 @@ import scala.collection.mutable
 
 import org.apache.spark.sql.connector.read.streaming.{CompositeReadLimit, ReadAllAvailable, ReadLimit, ReadMaxBytes, ReadMaxRows}
 
-import io.kinesisspark.ShardPosition.{Finished, TrimHorizon}
+import io.kinesisspark.ShardPosition.Finished
 import io.kinesisspark.fetch.FetchedRange
 
 /**
@@ -12,6 +12,7 @@ import io.kinesisspark.fetch.FetchedRange
  *
  *  - A shard contributes only if every parent it has in the listing is `Finished` at the batch start, so a
  *    parent's last records and its children's first never share a batch (per-key order across resharding).
+ *  - A shard entering the offset with this batch (see [[StartReconciler]]) contributes nothing yet.
  *  - Ranges are taken whole and in order, shard by shard in turns, while the batch stays within the read limit
  *    (`maxRecordsPerTrigger`, `maxBytesPerTrigger`): taking turns keeps a busy shard from starving the others.
  *    One range is always taken when any is available, so a range larger than the limit cannot stall the query.
@@ -39,29 +40,28 @@ object BatchEndPlanner {
   }
 
   /**
-   * @param start    the batch start
-   * @param shards   every (stream, shard) to include in the end offset, with the position to use when `start`
-   *                 does not know it (a shard that appeared since)
+   * @param base     the batch start as reconciled with the current listing ([[StartReconciler]]): every shard
+   *                 to include in the end offset, at its start position
+   * @param fresh    shards of `base` that enter the offset with this batch; they keep their start position
    * @param parents  a shard's listed parents
    * @param buffered a shard's buffered ranges from a position on (see [[BufferIndex.rangesAfter]])
    */
   def plan(
-      start: KinesisSourceOffset,
-      shards: Map[(String, String), ShardPosition],
+      base: KinesisSourceOffset,
+      fresh: Set[(String, String)],
       parents: (String, String) => Seq[String],
       buffered: (String, String, ShardPosition) => Seq[FetchedRange],
       budget: Budget): KinesisSourceOffset = {
 
     val from: Map[(String, String), ShardPosition] =
-      start.streams.toSeq.flatMap { case (s, m) => m.map { case (shard, p) => (s, shard) -> p } }.toMap ++
-        shards.keys.collect { case k if start.position(k._1, k._2).isEmpty => k -> TrimHorizon }
+      base.streams.toSeq.flatMap { case (s, m) => m.map { case (shard, p) => (s, shard) -> p } }.toMap
 
     def parentsDone(k: (String, String)): Boolean =
-      parents(k._1, k._2).forall(p => start.position(k._1, p).forall(_ == Finished))
+      parents(k._1, k._2).forall(p => base.position(k._1, p).forall(_ == Finished))
 
     val queues: Seq[((String, String), mutable.Queue[FetchedRange])] =
       from.toSeq.sortBy(_._1).collect {
-        case (k, pos) if pos != Finished && parentsDone(k) => k -> mutable.Queue(buffered(k._1, k._2, pos): _*)
+        case (k, pos) if pos != Finished && !fresh.contains(k) && parentsDone(k) => k -> mutable.Queue(buffered(k._1, k._2, pos): _*)
       }
 
     val end = mutable.Map(from.toSeq: _*)
@@ -85,6 +85,6 @@ object BatchEndPlanner {
     }
     KinesisSourceOffset(end.toSeq.groupBy(_._1._1).map { case (stream, entries) =>
       stream -> entries.map { case ((_, shard), pos) => shard -> pos }.toMap
-    })
+    }, base.created)
   }
 }

@@ -58,6 +58,14 @@ final class BufferIndex {
     dropped.result()
   }
 
+  /** Forgets everything buffered of one stream (it was deleted and created again) and returns its blocks. */
+  def dropStream(stream: String): Seq[BlockRef] = synchronized {
+    val keys = chains.keys.filter(_._1 == stream).toSeq
+    val blocks = keys.flatMap(chains(_)).flatMap(_.block)
+    keys.foreach(chains.remove)
+    blocks
+  }
+
   /** Forgets everything and returns all blocks, for removal. */
   def clear(): Seq[BlockRef] = synchronized {
     val all = chains.valuesIterator.flatten.flatMap(_.block).toSeq

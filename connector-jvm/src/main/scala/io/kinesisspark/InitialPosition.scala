@@ -17,7 +17,14 @@ import org.json4s.jackson.JsonMethods
  *   InitialPosition.parse("""{"at_timestamp": "2020-06-25 10:23", "format": "yyyy-MM-dd HH:mm"}""")
  * }}}
  */
-sealed trait InitialPosition
+sealed trait InitialPosition {
+  /** Where a shard starts when the query (or the stream, added to a running query's list) starts at `nowMillis`. */
+  def shardPosition(nowMillis: Long): ShardPosition = this match {
+    case InitialPosition.Latest          => ShardPosition.AtTimestamp(nowMillis)
+    case InitialPosition.TrimHorizon     => ShardPosition.TrimHorizon
+    case InitialPosition.AtTimestamp(ms) => ShardPosition.AtTimestamp(ms)
+  }
+}
 
 object InitialPosition {
   /** Records that arrive after the query first starts; pinned to that start time in the first offset. */

@@ -17,13 +17,16 @@ private[kinesisspark] object KinesisErrors {
   def optionRequiresOther(option: String, required: String): IllegalArgumentException =
     new IllegalArgumentException(s"Option '$option' is set but '$required' is not: set both or neither.")
 
+  def conflictingOptions(option: String, other: String): IllegalArgumentException =
+    new IllegalArgumentException(s"Options '$option' and '$other' cannot be used together: keep one.")
+
   def regionUnresolved(): IllegalArgumentException =
     new IllegalArgumentException(
       "Option 'region' is not set and no region could be resolved locally (AWS_REGION, aws.region, the AWS " +
         "profile or instance metadata): set option 'region', e.g. 'us-east-1'.")
 
-  def streamNotFound(stream: String, region: String, endpoint: String): KinesisSparkException =
-    new KinesisSparkException(
+  def streamNotFound(stream: String, region: String, endpoint: String): StreamNotFoundException =
+    new StreamNotFoundException(stream,
       s"Kinesis stream '$stream' does not exist in region $region (endpoint $endpoint): check option " +
         "'streamName', 'region' and 'endpoint'.")
 
@@ -35,13 +38,99 @@ private[kinesisspark] object KinesisErrors {
   def malformedOffset(json: String, cause: Throwable): KinesisSparkException =
     new KinesisSparkException(s"Cannot read Kinesis offset from the checkpoint: '$json' (${cause.getMessage}).", cause)
 
+  def streamsRemoved(removed: Seq[String], streams: Seq[String]): KinesisSparkException =
+    new KinesisSparkException(
+      s"The checkpoint reads stream(s) ${removed.map(s => s"'$s'").mkString(", ")} that option 'streamName' no " +
+        s"longer lists (it lists ${streams.map(s => s"'$s'").mkString(", ")}). To stop reading them and keep the " +
+        "progress of the others, set option 'allowStreamRemoval' to 'true'; otherwise add them back to " +
+        "'streamName', or use a new checkpoint location.")
+
+  def credentialsProviderClass(className: String, problem: String): IllegalArgumentException =
+    new IllegalArgumentException(s"Invalid value '$className' for option 'credentialsProviderClass': $problem. " +
+      "Expected a class implementing io.kinesisspark.aws.KinesisCredentialsProvider with a public constructor " +
+      "taking one String (option 'credentialsProviderParam') or none.")
+
+  /**
+   * AWS refused the credentials, or none could be found. `tried` describes the credentials (never a secret); the
+   * detail is AWS's own message, which names no secret either.
+   */
+  def credentialsFailed(tried: String, call: String, detail: String, cause: Throwable): KinesisSparkException =
+    new KinesisSparkException(s"$call failed because of the AWS credentials: tried $tried; AWS said: $detail. " +
+      "Check options 'awsAccessKey'/'awsSecretKey'/'awsSessionToken', 'roleArn' (and the STS endpoint), " +
+      "'credentialsProviderClass', or the default chain's sources.", cause)
+
+  def tlsFailed(endpoint: String, call: String, detail: String, cause: Throwable): KinesisSparkException =
+    new KinesisSparkException(s"$call failed: the TLS connection to $endpoint could not be verified ($detail). If " +
+      "the endpoint uses a private CA, set option 'caBundle' to a PEM file of its certificate(s); for a local " +
+      "emulator with a self-signed certificate only, 'insecureTrustAllCertificates' = 'true'.", cause)
+
+  def consumerNameUnresolved(): IllegalArgumentException =
+    new IllegalArgumentException("Option 'consumerName' is not set and no streaming query id is known to name the " +
+      "enhanced fan-out consumer by (the source is not running in a streaming query): set option 'consumerName'.")
+
+  def invalidConsumerName(name: String): IllegalArgumentException =
+    new IllegalArgumentException(s"Invalid consumer name '$name': expected 1 to 128 characters from a-z, A-Z, 0-9, " +
+      "'_', '.' and '-'.")
+
+  def consumerNotActive(stream: String, name: String, status: String, waitedMs: Long): KinesisSparkException =
+    new KinesisSparkException(s"The enhanced fan-out consumer '$name' of Kinesis stream '$stream' is still $status " +
+      s"after ${waitedMs / 1000} s of waiting for it to become ACTIVE. Check it with ListStreamConsumers (or " +
+      "KinesisConsumerManager.listConsumers), or name another consumer with option 'consumerName'.")
+
+  def consumerRegistrationFailed(stream: String, name: String, detail: String, cause: Throwable): KinesisSparkException =
+    new KinesisSparkException(s"Cannot register the enhanced fan-out consumer '$name' of Kinesis stream '$stream': " +
+      s"$detail. A stream has at most 20 consumers: deregister unused ones (KinesisConsumerManager.deregisterConsumer) " +
+      "or reuse one with option 'consumerName'.", cause)
+
+  def subscriptionRefused(stream: String, shardId: String, consumerArn: String, times: Int, cause: Throwable)
+      : KinesisSparkException =
+    new KinesisSparkException(s"SubscribeToShard on Kinesis stream '$stream', $shardId was refused $times times in a " +
+      s"row (${cause.getMessage}): another subscriber keeps taking over consumer $consumerArn on this shard. Two " +
+      "queries (or other applications) must not share an enhanced fan-out consumer: give each its own with option " +
+      "'consumerName'.", cause)
+
   def dataLoss(stream: String, shardId: String, what: String): KinesisSparkException =
     new KinesisSparkException(
       s"Data loss in Kinesis stream '$stream', shard $shardId: $what. Records the query still needed are no " +
         "longer in the stream (expired by retention, or the stream was deleted or recreated). To skip what is " +
         "gone and continue from the oldest available record, set option 'failOnDataLoss' to 'false'; to start " +
         "over, use a new checkpoint location.")
+
+  // ---- the sink
+
+  def missingColumn(column: String, accepted: String, alternative: String): IllegalArgumentException =
+    new IllegalArgumentException(s"The DataFrame written to Kinesis has no column '$column' ($accepted)$alternative.")
+
+  def wrongColumnType(column: String, actual: String, accepted: String): IllegalArgumentException =
+    new IllegalArgumentException(s"Column '$column' of the DataFrame written to Kinesis is of type $actual: expected " +
+      s"$accepted.")
+
+  def ambiguousColumn(column: String, found: Seq[String]): IllegalArgumentException =
+    new IllegalArgumentException(s"The DataFrame written to Kinesis has ${found.size} columns named '$column' " +
+      s"(${found.map(c => s"'$c'").mkString(", ")}; names are matched case-insensitively): keep one.")
+
+  /** A row that no retry could ever write; `row` says which (task and row number), `stream` where it was going. */
+  def unwritableRow(row: String, stream: String, problem: String): KinesisSparkException =
+    new KinesisSparkException(s"Cannot write $row to Kinesis stream '$stream': $problem.")
+
+  def rowWithoutStream(row: String): KinesisSparkException =
+    new KinesisSparkException(s"Cannot write $row to Kinesis: its column 'streamName' is null and option " +
+      "'streamName' is not set; give every row a stream, or set option 'streamName' for rows without one.")
+
+  def putRetriesExhausted(stream: String, records: Long, attempts: Int, maxRetries: Int, errorCode: String,
+      errorMessage: String, stillPending: Long): KinesisSparkException =
+    new KinesisSparkException(s"$records record(s) could not be written to Kinesis stream '$stream' in $attempts " +
+      s"attempts (option 'maxPutRetries' allows $maxRetries retries); the last error was $errorCode: " +
+      s"$errorMessage. $stillPending other record(s) of this task were still unacknowledged. Records acknowledged " +
+      "before stay in the stream; when Spark retries the task they are written again (delivery is at-least-once).")
+
+  def putFailed(stream: String, records: Long, errorCode: String, errorMessage: String, cause: Throwable): KinesisSparkException =
+    new KinesisSparkException(s"PutRecords of $records record(s) to Kinesis stream '$stream' failed with an error " +
+      s"that retrying cannot fix: $errorCode: $errorMessage.", cause)
 }
 
 /** The connector's own runtime error, so callers (and the Python package) can tell ours from Spark's. */
 class KinesisSparkException(message: String, cause: Throwable = null) extends RuntimeException(message, cause)
+
+/** Kinesis answered that a stream does not exist: at load() a mistake, while reading a deleted stream. */
+final class StreamNotFoundException(val stream: String, message: String) extends KinesisSparkException(message)

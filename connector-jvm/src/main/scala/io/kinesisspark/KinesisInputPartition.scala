@@ -13,7 +13,8 @@ final case class KinesisInputPartition(
     connection: AwsConnection,
     slices: Seq[ShardSlice],
     limits: FetchLimits,
-    failOnDataLoss: Boolean) extends InputPartition {
+    failOnDataLoss: Boolean,
+    recordSchema: KinesisRecordSchema) extends InputPartition {
 
   override def preferredLocations(): Array[String] = {
     val bytesByLocation = slices.flatMap(_.ranges).flatMap(r => r.block.map(_.location -> r.bytes))

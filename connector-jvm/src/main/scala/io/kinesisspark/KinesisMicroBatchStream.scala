@@ -12,8 +12,9 @@ import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFacto
 import org.apache.spark.sql.connector.read.streaming._
 import org.slf4j.LoggerFactory
 
-import io.kinesisspark.ShardPosition.{AtTimestamp, Finished, TrimHorizon}
+import io.kinesisspark.ShardPosition.Finished
 import io.kinesisspark.aws.{KinesisApi, KinesisClients}
+import io.kinesisspark.efo.ConsumerRegistrar
 
 /**
  * The Kinesis micro-batch stream: prefetch, then expose.
@@ -44,19 +45,25 @@ final class KinesisMicroBatchStream(
   private def api: KinesisApi = KinesisClients.api(options.connection)
   // Block ids are (streamId, counter); a random streamId per stream instance keeps restarts and concurrent
   // queries in one application from colliding.
-  private val prefetcher = new Prefetcher(spark.sparkContext, options, Random.nextInt(Int.MaxValue), clock)
+  // Enhanced fan-out: the consumers are named now (a bad name fails the query before its first batch) and registered
+  // by the prefetcher before it first fetches. The query id is stable across restarts from one checkpoint; Spark
+  // sets it as a local property of the thread that creates the sources.
+  private val consumers: Option[ConsumerRegistrar] = options.efo.map(efo =>
+    ConsumerRegistrar(api, options.streams, efo, Option(spark.sparkContext.getLocalProperty(QueryIdProperty))))
+  private val prefetcher = new Prefetcher(spark.sparkContext, options, Random.nextInt(Int.MaxValue), clock, consumers)
   @volatile private var availableNow: Option[AvailableNowTarget] = None
+  private val dataLoss = DataLossPolicy(options.failOnDataLoss)
+  private val reportedLosses = java.util.concurrent.ConcurrentHashMap.newKeySet[StartReconciler.Loss]()
+  private val driverDataLossEvents = new java.util.concurrent.atomic.AtomicLong()
 
   override def initialOffset(): Offset =
     new InitialOffsetStore(checkpointLocation, spark.sparkContext.hadoopConfiguration).getOrCreate {
-      val start = options.initialPosition match {
-        case InitialPosition.Latest          => AtTimestamp(clock.millis())
-        case InitialPosition.TrimHorizon     => TrimHorizon
-        case InitialPosition.AtTimestamp(ms) => AtTimestamp(ms)
-      }
-      val offset = KinesisSourceOffset(options.streams.map { stream =>
-        stream -> api.listShards(stream, options.maxShardsPerDescribe).map(_.shardId -> (start: ShardPosition)).toMap
-      }.toMap)
+      val start = options.initialPosition.shardPosition(clock.millis())
+      val offset = KinesisSourceOffset(
+        options.streams.map { stream =>
+          stream -> api.listShards(stream, options.maxShardsPerDescribe).map(_.shardId -> start).toMap
+        }.toMap,
+        options.streams.map(stream => stream -> api.describeStream(stream).createdMillis).toMap)
       log.info(s"Initial Kinesis offset (${options.initialPosition}): ${offset.json()}")
       offset
     }
@@ -98,10 +105,16 @@ final class KinesisMicroBatchStream(
 
   private def plan(start: KinesisSourceOffset, budget: BatchEndPlanner.Budget): KinesisSourceOffset = {
     prefetcher.checkFailure()
-    val known = prefetcher.positions
+    val reconciled = StartReconciler.reconcile(start, options.streams, prefetcher.listings, prefetcher.startingPosition,
+      options.allowStreamRemoval)
+    // The same start is planned several times while waiting for data: report and count each loss once.
+    reconciled.lost.filter(reportedLosses.add).foreach { loss =>
+      dataLoss.report(loss.stream, loss.shard, loss.what)
+      driverDataLossEvents.incrementAndGet()
+    }
     BatchEndPlanner.plan(
-      start,
-      known,
+      reconciled.base,
+      reconciled.fresh,
       (stream, shard) => prefetcher.graph(stream).parentsOf(shard),
       (stream, shard, from) => prefetcher.buffer.rangesAfter(stream, shard, from),
       budget)
@@ -116,15 +129,22 @@ final class KinesisMicroBatchStream(
   override def planInputPartitions(start: Offset, end: Offset): Array[InputPartition] = {
     val startOffset = start.asInstanceOf[KinesisSourceOffset]
     val endOffset = end.asInstanceOf[KinesisSourceOffset]
+    // Shards entering the offset with this batch, and every shard of a stream created again since the start,
+    // contribute no records to it (see StartReconciler): only shards the start holds are read.
+    def sameStream(stream: String): Boolean =
+      (startOffset.created.get(stream), endOffset.created.get(stream)) match {
+        case (Some(a), Some(b)) => a == b
+        case _                  => true
+      }
     val slices = for {
-      (stream, shards) <- endOffset.streams.toSeq.sortBy(_._1)
+      (stream, shards) <- endOffset.streams.toSeq.sortBy(_._1) if sameStream(stream)
       (shard, to) <- shards.toSeq.sortBy(_._1)
-      from = startOffset.position(stream, shard).getOrElse(TrimHorizon)
+      from <- startOffset.position(stream, shard)
       if from != to
     } yield ShardSlice(stream, shard, from, to, prefetcher.buffer.covering(stream, shard, from, to).getOrElse(Nil))
     val limits = options.fetchLimits
     PartitionCoalescer.coalesce(slices, options.coalesceThresholdBlockSize, options.coalesceBinSize)
-      .map(group => KinesisInputPartition(options.connection, group, limits, options.failOnDataLoss): InputPartition)
+      .map(group => KinesisInputPartition(options.connection, group, limits, options.failOnDataLoss, options.recordSchema): InputPartition)
       .toArray
   }
 
@@ -145,6 +165,23 @@ final class KinesisMicroBatchStream(
     val active = prefetcher.positions.filter { case ((stream, shard), _) =>
       !consumed.flatMap(_.position(stream, shard)).contains(Finished)
     }.keySet
+    val overall = shardMetrics(active, stats) ++ Map(
+      "bufferedRecords" -> prefetcher.buffer.bufferedRecords.toString,
+      "bufferedBytes" -> prefetcher.buffer.bufferedBytes.toString,
+      "fetchRounds" -> prefetcher.completedRounds.toString,
+      "dataLossEvents" ->
+        (driverDataLossEvents.get + prefetcher.driverDataLossEvents + stats.values.map(_.dataLossEvents).sum).toString)
+    // Per stream, under "<stream>.<metric>", when the query reads more than one.
+    val perStream =
+      if (options.streams.size < 2) Map.empty[String, String]
+      else options.streams.flatMap { stream =>
+        shardMetrics(active.filter(_._1 == stream), stats.filter(_._1._1 == stream)).map { case (k, v) => s"$stream.$k" -> v }
+      }.toMap
+    (overall ++ perStream).asJava
+  }
+
+  /** Lag (of active shards), shard count and fetch statistics over some shards. */
+  private def shardMetrics(active: Set[(String, String)], stats: Map[(String, String), ShardStats]): Map[String, String] = {
     val lags = active.toSeq.flatMap(k => stats.get(k).flatMap(_.millisBehindLatest))
     val calls = stats.values.map(_.lastRoundCalls).sum
     val lagMetrics =
@@ -153,14 +190,13 @@ final class KinesisMicroBatchStream(
         "avgMsBehindLatest" -> (lags.sum.toDouble / lags.size).toString,
         "maxMsBehindLatest" -> lags.max.toString,
         "minMsBehindLatest" -> lags.min.toString)
-    (lagMetrics ++ Map(
+    lagMetrics ++ Map(
       "activeShards" -> active.size.toString,
-      "bufferedRecords" -> prefetcher.buffer.bufferedRecords.toString,
-      "bufferedBytes" -> prefetcher.buffer.bufferedBytes.toString,
       "throttlingEvents" -> stats.values.map(_.throttles).sum.toString,
-      "fetchRounds" -> prefetcher.completedRounds.toString,
-      "avgFetchLatencyMs" -> (if (calls == 0) "0" else (stats.values.map(_.lastRoundCallMillis).sum / calls).toString)
-    )).asJava
+      "outOfRangeSubRecords" -> stats.values.map(_.outOfRangeSubRecords).sum.toString,
+      "corruptAggregates" -> stats.values.map(_.corruptAggregates).sum.toString,
+      "avgFetchLatencyMs" -> (if (calls == 0) "0" else (stats.values.map(_.lastRoundCallMillis).sum / calls).toString)) ++
+      (if (options.efo.isDefined) Map("efoSubscriptions" -> stats.values.map(_.subscriptions).sum.toString) else Map.empty)
   }
 
   override def toString: String = s"KinesisV2[${options.streams.mkString(",")}]"
@@ -170,4 +206,6 @@ object KinesisMicroBatchStream {
   private val log = LoggerFactory.getLogger(classOf[KinesisMicroBatchStream])
   /** How long one wait for a prefetch round lasts in AvailableNow mode before the target is checked again. */
   private val AvailableNowWaitMs = 1000L
+  /** Spark's StreamExecution.QUERY_ID_KEY (its package moved between Spark versions, the key did not). */
+  private val QueryIdProperty = "sql.streaming.queryId"
 }

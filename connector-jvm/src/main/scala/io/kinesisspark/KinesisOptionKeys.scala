@@ -8,6 +8,26 @@ object KinesisOptionKeys {
   val InitialPosition = "initialPosition"
   val AwsAccessKey = "awsAccessKey"
   val AwsSecretKey = "awsSecretKey"
+  /** Ours: the session token of temporary keys (Databricks has none; the AWS SDKs call it the session token). */
+  val AwsSessionToken = "awsSessionToken"
+  val RoleArn = "roleArn"
+  val RoleExternalId = "roleExternalId"
+  val RoleSessionName = "roleSessionName"
+  /** Ours: how long an assumed role's session lasts before it is refreshed (STS's DurationSeconds). */
+  val RoleSessionDuration = "roleSessionDuration"
+  /** Ours: where STS is called for `roleArn` (private endpoints, tests); its region defaults to `region`. */
+  val StsEndpoint = "stsEndpoint"
+  val StsRegion = "stsRegion"
+  /** Ours: a class implementing io.kinesisspark.aws.KinesisCredentialsProvider, and its constructor argument. */
+  val CredentialsProviderClass = "credentialsProviderClass"
+  val CredentialsProviderParam = "credentialsProviderParam"
+  /** Ours: a PEM file of CA certificates to trust instead of the JVM's. */
+  val CaBundle = "caBundle"
+  /** Ours: no TLS certificate verification at all; for local emulators with self-signed certificates only. */
+  val InsecureTrustAllCertificates = "insecureTrustAllCertificates"
+
+  /** Options whose values are secrets: never logged, shown in errors, or written anywhere by the connector. */
+  val Secret: Set[String] = Set(AwsAccessKey, AwsSecretKey, AwsSessionToken)
   val MaxRecordsPerFetch = "maxRecordsPerFetch"
   val FailOnDataLoss = "failOnDataLoss"
   val MaxFetchRate = "maxFetchRate"
@@ -21,19 +41,54 @@ object KinesisOptionKeys {
   val MaxShardsPerDescribe = "maxShardsPerDescribe"
   val MaxRecordsPerTrigger = "maxRecordsPerTrigger"
   val MaxBytesPerTrigger = "maxBytesPerTrigger"
+  /** Ours, not Databricks': lets a restarted query drop streams its checkpoint has but `streamName` no longer lists. */
+  val AllowStreamRemoval = "allowStreamRemoval"
 
+  /** `polling` (GetRecords) or `efo` (enhanced fan-out, SubscribeToShard). */
   val ConsumerMode = "consumerMode"
+  val ConsumerName = "consumerName"
+  val ConsumerNamePrefix = "consumerNamePrefix"
+  val RequireConsumerDeregistration = "requireConsumerDeregistration"
+  val ConsumerRefreshInterval = "consumerRefreshInterval"
 
   /**
-   * Databricks options for features this version does not have yet. Setting one is refused: silently ignoring,
-   * say, `roleArn` would run the query with other credentials than the user asked for.
+   * Ours, for tests only: each EFO subscription is ended client-side after this many events, so resubscription
+   * can be exercised without waiting for the service to end subscriptions after 5 minutes.
    */
-  val NotYetSupported: Seq[String] = Seq("roleArn", "roleExternalId", "roleSessionName", "consumerName",
-    "consumerNamePrefix", "requireConsumerDeregistration", "consumerRefreshInterval")
+  val EfoSubscriptionMaxEvents = "efoSubscriptionMaxEvents"
+
+  /** The options that only mean something with `consumerMode` = `efo`. */
+  val EfoOnly: Seq[String] = Seq(ConsumerName, ConsumerNamePrefix, RequireConsumerDeregistration,
+    ConsumerRefreshInterval, EfoSubscriptionMaxEvents)
+
+  // The sink's own options (ours; the awslabs `kinesis.sink.*` names map onto some of them).
+  /** What to do with a row that has no partition key (no column, or null): `fail` or `random`. */
+  val PartitionKeyFallback = "partitionKeyFallback"
+  /** PutRecords calls one writer task keeps in flight at once. */
+  val MaxInflightRequests = "maxInflightRequests"
+  /** Times a record is put again after Kinesis refused it, before the task fails. */
+  val MaxPutRetries = "maxPutRetries"
+  /** Pack rows into KPL aggregates, one per shard at a time. */
+  val Aggregation = "aggregation"
+  /** Largest KPL aggregate, in bytes, counting its partition key. */
+  val AggregationMaxBytes = "aggregationMaxBytes"
+  /** Keep the rows of a partition key (of a shard, with aggregation) in order through retries and concurrency. */
+  val PreserveKeyOrder = "preserveKeyOrder"
+
+  /** Options of every part that talks to AWS: where, and with which credentials and trust. */
+  val Connection: Seq[String] = Seq(Region, Endpoint, AwsAccessKey, AwsSecretKey, AwsSessionToken, RoleArn,
+    RoleExternalId, RoleSessionName, RoleSessionDuration, StsEndpoint, StsRegion, CredentialsProviderClass,
+    CredentialsProviderParam, CaBundle, InsecureTrustAllCertificates)
+
+  /** Every option the sink reads. */
+  val SinkAll: Seq[String] = Seq(StreamName) ++ Connection ++ Seq(PartitionKeyFallback, MaxInflightRequests,
+    MaxPutRetries, Aggregation, AggregationMaxBytes, PreserveKeyOrder)
 
   /** Every option the source reads. */
-  val All: Seq[String] = Seq(StreamName, Region, Endpoint, InitialPosition, AwsAccessKey, AwsSecretKey,
+  val All: Seq[String] = Seq(StreamName, Region, Endpoint, InitialPosition, AwsAccessKey, AwsSecretKey, AwsSessionToken,
+    RoleArn, RoleExternalId, RoleSessionName, RoleSessionDuration, StsEndpoint, StsRegion, CredentialsProviderClass,
+    CredentialsProviderParam, CaBundle, InsecureTrustAllCertificates,
     MaxRecordsPerFetch, FailOnDataLoss, MaxFetchRate, MinFetchPeriod, MaxFetchDuration, FetchBufferSize, ShardsPerTask,
     ShardFetchInterval, CoalesceThresholdBlockSize, CoalesceBinSize, MaxShardsPerDescribe, MaxRecordsPerTrigger,
-    MaxBytesPerTrigger, ConsumerMode)
+    MaxBytesPerTrigger, AllowStreamRemoval, ConsumerMode) ++ EfoOnly
 }

@@ -13,14 +13,14 @@ object KinesisPartitionReaderFactory extends PartitionReaderFactory {
     new KinesisPartitionReader(partition.asInstanceOf[KinesisInputPartition])
 }
 
-/** Turns the records of a partition's shard slices, one slice after the other, into rows of [[KinesisRecordSchema]]. */
+/** Turns the records of a partition's shard slices, one slice after the other, into rows of the query's [[KinesisRecordSchema]]. */
 final class KinesisPartitionReader(partition: KinesisInputPartition) extends PartitionReader[InternalRow] {
   private val dataLoss = DataLossPolicy(partition.failOnDataLoss)
   private val rows: Iterator[InternalRow] = partition.slices.iterator.flatMap { slice =>
     val stream = UTF8String.fromString(slice.stream)
     val shardId = UTF8String.fromString(slice.shardId)
     new ShardRangeIterator(KinesisClients.api(partition.connection), slice.stream, slice.shardId, slice.from, slice.to,
-      slice.ranges, partition.limits, dataLoss).map(KinesisRecordSchema.toRow(stream, shardId, _))
+      slice.ranges, partition.limits, dataLoss).map(partition.recordSchema.toRow(stream, shardId, _))
   }
   private var current: InternalRow = _
 

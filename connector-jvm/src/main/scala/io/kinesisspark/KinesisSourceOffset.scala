@@ -18,22 +18,35 @@ import io.kinesisspark.ShardPosition._
  *     "shardId-000000000001":{"after":"49590338271490256608559692538361571095921575989136588899","sub":3},
  *     "shardId-000000000002":{"trim_horizon":true},
  *     "shardId-000000000003":{"at_timestamp":1593105825000},
- *     "shardId-000000000004":{"finished":true}}}}
+ *     "shardId-000000000004":{"finished":true}}},
+ *   "created":{"clicks":1593105800000}}
  * }}}
+ *
+ * `created` holds each stream's creation time as DescribeStreamSummary reported it: a stream deleted and created
+ * again under the same name reuses its shard ids, and only the creation time tells the two apart. It was added
+ * within version 1 as an optional field (checkpoints without it are read as "not known").
  *
  * A `v` newer than this build knows is refused with a clear message rather than misread.
  */
-final case class KinesisSourceOffset(streams: Map[String, Map[String, ShardPosition]]) extends Offset {
+final case class KinesisSourceOffset(
+    streams: Map[String, Map[String, ShardPosition]],
+    created: Map[String, Long] = Map.empty) extends Offset {
 
   override def json(): String = JsonMethods.compact(JsonMethods.render(toJValue))
 
   def position(stream: String, shardId: String): Option[ShardPosition] = streams.get(stream).flatMap(_.get(shardId))
 
-  private def toJValue: JValue = JObject(
-    "v" -> JInt(KinesisSourceOffset.Version),
-    "streams" -> JObject(streams.toList.sortBy(_._1).map { case (stream, shards) =>
-      stream -> JObject(shards.toList.sortBy(_._1).map { case (shard, pos) => shard -> KinesisSourceOffset.toJson(pos) })
-    }))
+  private def toJValue: JValue = {
+    val fields = List(
+      "v" -> JInt(KinesisSourceOffset.Version),
+      "streams" -> JObject(streams.toList.sortBy(_._1).map { case (stream, shards) =>
+        stream -> JObject(shards.toList.sortBy(_._1).map { case (shard, pos) => shard -> KinesisSourceOffset.toJson(pos) })
+      }))
+    val createdField =
+      if (created.isEmpty) Nil
+      else List("created" -> JObject(created.toList.sortBy(_._1).map { case (s, ms) => s -> (JLong(ms): JValue) }))
+    JObject(fields ++ createdField)
+  }
 }
 
 object KinesisSourceOffset {
@@ -57,7 +70,15 @@ object KinesisSourceOffset {
         }.toMap
         case other => throw new IllegalArgumentException(s"\"streams\" is not an object: $other")
       }
-      KinesisSourceOffset(streams)
+      val created = parsed \ "created" match {
+        case JNothing    => Map.empty[String, Long]
+        case JObject(cs) => cs.map {
+          case (stream, JInt(ms)) => stream -> ms.toLong
+          case (stream, other)    => throw new IllegalArgumentException(s"creation time of '$stream' is not a number: $other")
+        }.toMap
+        case other => throw new IllegalArgumentException(s"\"created\" is not an object: $other")
+      }
+      KinesisSourceOffset(streams, created)
     } catch {
       case e: KinesisSparkException => throw e
       case NonFatal(e)              => throw KinesisErrors.malformedOffset(json, e)

@@ -1,15 +1,14 @@
 package io.kinesisspark
 
-import java.net.URI
 import java.util.Locale
 
 import scala.util.Try
 
 import org.apache.spark.network.util.JavaUtils
 
-import io.kinesisspark.aws.{AwsConnection, AwsCredentialsConfig}
+import io.kinesisspark.aws.{AwsConnection, ConnectionOptions}
+import io.kinesisspark.efo.EfoOptions
 import io.kinesisspark.fetch.FetchLimits
-import software.amazon.awssdk.regions.providers.DefaultAwsRegionProviderChain
 
 /**
  * The source's options, parsed once and validated when the table is created, so a bad option fails at
@@ -19,8 +18,13 @@ import software.amazon.awssdk.regions.providers.DefaultAwsRegionProviderChain
  *   val opts = KinesisSourceOptions.parse(Map(
  *     "streamName" -> "clicks", "region" -> "us-east-1", "initialPosition" -> "trim_horizon"))
  *   opts.streams            // Seq("clicks")
+ *
+ *   // Stream ARNs work too; the stream is then called by its name in offsets and the `stream` column.
+ *   KinesisSourceOptions.parse(Map("streamName" -> "arn:aws:kinesis:us-east-1:123456789012:stream/clicks,orders"))
  *   opts.maxRecordsPerFetch // 10000
  * }}}
+ *
+ * @param efo the enhanced fan-out options when `consumerMode` is `efo`; `None` when polling
  */
 final case class KinesisSourceOptions(
     streams: Seq[String],
@@ -38,7 +42,10 @@ final case class KinesisSourceOptions(
     coalesceBinSize: Long,
     maxShardsPerDescribe: Int,
     maxRecordsPerTrigger: Option[Long],
-    maxBytesPerTrigger: Option[Long]) {
+    maxBytesPerTrigger: Option[Long],
+    allowStreamRemoval: Boolean = false,
+    efo: Option[EfoOptions] = None,
+    recordSchema: KinesisRecordSchema = KinesisRecordSchema.Databricks) {
 
   /** What one shard's reader may do, from these options. */
   def fetchLimits: FetchLimits = FetchLimits(
@@ -80,44 +87,26 @@ object KinesisSourceOptions {
     val opts = options.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
     def get(key: String): Option[String] = opts.get(key.toLowerCase(Locale.ROOT)).filter(_ != null)
 
-    NotYetSupported.find(k => get(k).isDefined).foreach { k =>
-      throw new IllegalArgumentException(s"Option '$k' is not supported by this version of kinesis-spark yet; " +
-        "remove it (see the README's option table for what is supported).")
-    }
-    get(ConsumerMode).foreach { mode =>
-      if (!mode.trim.equalsIgnoreCase("polling")) {
-        throw KinesisErrors.invalidOption(ConsumerMode, mode, "'polling' (enhanced fan-out, 'efo', is not supported by " +
-          "this version yet)")
-      }
-    }
-    val streams = get(StreamName).map(_.split(",").map(_.trim).toSeq).getOrElse(Nil)
+    val streamRefs = get(StreamName).map(v => parseStreams(v)).getOrElse(Nil)
+    val streams = streamRefs.map(_.name)
     if (streams.isEmpty) throw KinesisErrors.missingOption(StreamName, "a Kinesis stream name, or a comma-separated list")
-    streams.foreach { s =>
-      if (!StreamNamePattern.matches(s)) {
-        throw KinesisErrors.invalidOption(StreamName, get(StreamName).get,
-          "comma-separated stream names of 1-128 characters from a-z, A-Z, 0-9, '_', '-' and '.'")
-      }
-    }
     if (streams.distinct.size != streams.size) {
-      throw KinesisErrors.invalidOption(StreamName, get(StreamName).get, "each stream listed once")
+      throw KinesisErrors.invalidOption(StreamName, get(StreamName).get, "each stream listed once (by name or ARN)")
     }
+    val arnRegions = streamRefs.flatMap(_.arn).map(_.region).distinct
 
-    val endpoint = get(Endpoint).map(parseEndpoint)
-    val region = get(Region).map(parseRegion)
-      .orElse(endpoint.flatMap(regionFromEndpoint))
-      .orElse(Try(new DefaultAwsRegionProviderChain().getRegion.id()).toOption)
-      .getOrElse(throw KinesisErrors.regionUnresolved())
+    val connection = ConnectionOptions.parse(get, arnRegions.headOption)
+    val region = connection.region
 
-    val credentials = (get(AwsAccessKey), get(AwsSecretKey)) match {
-      case (Some(a), Some(s)) => AwsCredentialsConfig.StaticKeys(a, s)
-      case (Some(_), None)    => throw KinesisErrors.optionRequiresOther(AwsAccessKey, AwsSecretKey)
-      case (None, Some(_))    => throw KinesisErrors.optionRequiresOther(AwsSecretKey, AwsAccessKey)
-      case (None, None)       => AwsCredentialsConfig.DefaultChain
+    // One client per query serves every stream, so every ARN must name the region the query connects to.
+    (arnRegions.filter(_ != region) ++ arnRegions.drop(1)).headOption.foreach { _ =>
+      throw KinesisErrors.invalidOption(StreamName, get(StreamName).get,
+        s"stream ARNs in the region the query connects to ($region), like the option 'region'")
     }
 
     KinesisSourceOptions(
       streams = streams,
-      connection = AwsConnection(region, endpoint, credentials),
+      connection = connection.copy(streamArns = streamRefs.flatMap(r => r.arn.map(a => r.name -> a.arn)).toMap),
       initialPosition = get(KinesisOptionKeys.InitialPosition).map(io.kinesisspark.InitialPosition.parse)
         .getOrElse(io.kinesisspark.InitialPosition.Latest),
       maxRecordsPerFetch = get(MaxRecordsPerFetch).map(parseInt(MaxRecordsPerFetch, _, 1, MaxRecordsPerFetchLimit))
@@ -140,33 +129,29 @@ object KinesisSourceOptions {
       maxShardsPerDescribe = get(MaxShardsPerDescribe)
         .map(parseInt(MaxShardsPerDescribe, _, 1, MaxShardsPerDescribeLimit)).getOrElse(DefaultMaxShardsPerDescribe),
       maxRecordsPerTrigger = get(MaxRecordsPerTrigger).map(parseLong(MaxRecordsPerTrigger, _, 1L, Long.MaxValue)),
-      maxBytesPerTrigger = get(MaxBytesPerTrigger).map(parseBytes(MaxBytesPerTrigger, _)))
+      maxBytesPerTrigger = get(MaxBytesPerTrigger).map(parseBytes(MaxBytesPerTrigger, _)),
+      allowStreamRemoval = get(AllowStreamRemoval).exists(parseBoolean(AllowStreamRemoval, _)),
+      efo = EfoOptions.parse(get, streams))
   }
 
   private val StreamNamePattern = "[a-zA-Z0-9_.-]{1,128}".r
-  private val RegionPattern = "[a-z]{2}(-[a-z]+)+-[0-9]+".r
-  private val EndpointRegion = """(?:[a-z0-9-]+\.)*kinesis(?:-fips)?\.([a-z]{2}(?:-[a-z]+)+-[0-9]+)\.amazonaws\.com(?:\.cn)?""".r
+  private val StreamArnPattern = "arn:(aws[a-z-]*):kinesis:([a-z]{2}(?:-[a-z]+)+-[0-9]+):([0-9]{12}):stream/([a-zA-Z0-9_.-]{1,128})".r
 
-  private def parseRegion(value: String): String = {
-    val v = value.trim
-    if (!RegionPattern.matches(v)) throw KinesisErrors.invalidOption(Region, value, "an AWS region name such as 'us-east-1'")
-    v
-  }
+  private[kinesisspark] final case class StreamArn(arn: String, region: String)
+  private[kinesisspark] final case class StreamRef(name: String, arn: Option[StreamArn])
 
-  private def parseEndpoint(value: String): URI = {
-    val accepted = "an http:// or https:// URL such as 'https://kinesis.us-east-1.amazonaws.com'"
-    val uri = Try(new URI(value.trim)).getOrElse(throw KinesisErrors.invalidOption(Endpoint, value, accepted))
-    if (!Set("http", "https").contains(Option(uri.getScheme).map(_.toLowerCase(Locale.ROOT)).orNull) || uri.getHost == null) {
-      throw KinesisErrors.invalidOption(Endpoint, value, accepted)
+  /** Whether `name` is a valid Kinesis stream name (not an ARN). */
+  private[kinesisspark] def isStreamName(name: String): Boolean = StreamNamePattern.matches(name)
+
+  /** A comma-separated list of stream names and stream ARNs. */
+  private[kinesisspark] def parseStreams(value: String): Seq[StreamRef] =
+    value.split(",").map(_.trim).toSeq.map {
+      case arn @ StreamArnPattern(_, region, _, name) => StreamRef(name, Some(StreamArn(arn, region)))
+      case name if StreamNamePattern.matches(name) => StreamRef(name, None)
+      case _ => throw KinesisErrors.invalidOption(StreamName, value,
+        "comma-separated stream names (1-128 characters from a-z, A-Z, 0-9, '_', '-' and '.') or stream ARNs " +
+          "('arn:aws:kinesis:<region>:<account>:stream/<name>')")
     }
-    uri
-  }
-
-  private def regionFromEndpoint(uri: URI): Option[String] = uri.getHost match {
-    case EndpointRegion(region) => Some(region)
-    case _                      => None
-  }
-
   private[kinesisspark] def parseInt(option: String, value: String, min: Int, max: Int): Int =
     parseLong(option, value, min.toLong, max.toLong).toInt
 
@@ -187,7 +172,7 @@ object KinesisSourceOptions {
   }
 
   /** A duration string as Spark accepts it ("210ms", "1s", "2m", "1h"); a bare number means milliseconds. */
-  private def parseDuration(option: String, value: String, minMs: Long): Long = {
+  private[kinesisspark] def parseDuration(option: String, value: String, minMs: Long): Long = {
     val accepted = s"a duration such as '${math.max(minMs, 1)}ms', '1s' or '2m', of at least ${minMs}ms"
     val ms = Try(JavaUtils.timeStringAsMs(value.trim)).getOrElse(throw KinesisErrors.invalidOption(option, value, accepted))
     if (ms < minMs) throw KinesisErrors.invalidOption(option, value, accepted)

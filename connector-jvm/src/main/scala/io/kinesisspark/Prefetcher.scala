@@ -12,6 +12,7 @@ import org.slf4j.LoggerFactory
 
 import io.kinesisspark.ShardPosition.TrimHorizon
 import io.kinesisspark.aws.{KinesisApi, KinesisClients}
+import io.kinesisspark.efo.ConsumerRegistrar
 import io.kinesisspark.fetch._
 
 /**
@@ -23,12 +24,23 @@ import io.kinesisspark.fetch._
  * It pauses while the buffer holds `fetchBufferSize` bytes or more, lists shards every `shardFetchInterval`, and
  * fetches a child shard as soon as its parents have been fetched to their end (the stream still exposes the
  * child only after the parents' batches). The first failure stops it and is rethrown to the query.
+ *
+ * It decides where fetching of a shard the batch start does not hold begins: the initial position for the
+ * shards of a stream added to `streamName` (at their first listing), TRIM_HORIZON for shards that appear later
+ * (resharding) and for every shard of a stream that was deleted and created again. Whether such changes are
+ * acceptable (data loss) is decided by [[StartReconciler]], not here.
+ *
+ * With enhanced fan-out (`consumers`), each stream's consumer is registered (or found) before its shards are first
+ * fetched and checked again every `consumerRefreshInterval`; fetch orders carry its ARN, and whether ListShards
+ * reports the shard closed (the executor then confirms its end, which EFO endpoints need not announce). The
+ * consumers are deregistered on [[stop]] when the options require it.
  */
 final class Prefetcher(
     sc: SparkContext,
     options: KinesisSourceOptions,
     streamId: Int,
-    clock: Clock = Clock.systemUTC()) {
+    clock: Clock = Clock.systemUTC(),
+    consumers: Option[ConsumerRegistrar] = None) {
 
   import Prefetcher._
 
@@ -41,7 +53,13 @@ final class Prefetcher(
   // Guarded by `this`.
   private val base = mutable.Map.empty[(String, String), ShardPosition]
   private val graphs = mutable.Map.empty[String, ShardGraph]
+  private val created = mutable.Map.empty[String, Long]
+  // Streams the batch start did not hold (added to `streamName`): where their first listed shards start.
+  private val addedStreamStart = mutable.Map.empty[String, ShardPosition]
   private val stats = mutable.Map.empty[(String, String), ShardStats]
+  private val missingStreams = mutable.Set.empty[String]
+  private var streamDataLossEvents = 0L
+  private val dataLoss = DataLossPolicy(options.failOnDataLoss)
   private var lastListMillis = Long.MinValue
   private var failure: Option[Throwable] = None
   private var rounds = 0L
@@ -50,7 +68,13 @@ final class Prefetcher(
 
   /** Starts prefetching from `start` (idempotent: later calls only add shards `start` knows and we do not). */
   def start(start: KinesisSourceOffset): Unit = synchronized {
-    for ((stream, shards) <- start.streams; (shard, pos) <- shards) base.getOrElseUpdate((stream, shard), pos)
+    for ((stream, shards) <- start.streams if options.streams.contains(stream); (shard, pos) <- shards) {
+      base.getOrElseUpdate((stream, shard), pos)
+    }
+    start.created.foreach { case (stream, ms) => created.getOrElseUpdate(stream, ms) }
+    options.streams.filterNot(start.streams.contains).filterNot(graphs.contains).foreach { stream =>
+      addedStreamStart.getOrElseUpdate(stream, options.initialPosition.shardPosition(clock.millis()))
+    }
     if (thread == null) {
       thread = new Thread(() => run(), s"kinesis-spark-prefetcher-$streamId")
       thread.setDaemon(true)
@@ -61,6 +85,14 @@ final class Prefetcher(
   /** The shard graph of a stream as last listed (empty before the first listing). */
   def graph(stream: String): ShardGraph = synchronized(graphs.getOrElse(stream, ShardGraph(Nil)))
 
+  /** Each stream as last listed (streams not listed yet are absent). */
+  def listings: Map[String, StartReconciler.Listing] = synchronized {
+    graphs.keys.map(s => s -> StartReconciler.Listing(created(s), graphs(s))).toMap
+  }
+
+  /** Where fetching of a shard began or continues from when nothing is buffered for it. */
+  def startingPosition(stream: String, shardId: String): Option[ShardPosition] = synchronized(base.get((stream, shardId)))
+
   /** Every shard known to the prefetcher with the furthest position fetched (or where fetching starts). */
   def positions: Map[(String, String), ShardPosition] = synchronized {
     base.keys.map(k => k -> buffer.end(k._1, k._2).getOrElse(base(k))).toMap
@@ -70,6 +102,9 @@ final class Prefetcher(
   def shardStats: Map[(String, String), ShardStats] = synchronized(stats.toMap)
 
   def completedRounds: Long = synchronized(rounds)
+
+  /** Data-loss events the driver saw (deleted streams); shard readers count theirs in [[shardStats]]. */
+  def driverDataLossEvents: Long = synchronized(streamDataLossEvents)
 
   /** Rethrows the prefetcher's failure, if it failed. */
   def checkFailure(): Unit = synchronized(failure.foreach(e => throw e))
@@ -94,8 +129,27 @@ final class Prefetcher(
     sc.cancelJobGroup(jobGroup)
     val t = synchronized { notifyAll(); thread }
     if (t != null) { t.interrupt(); t.join(StopWaitMillis) }
+    consumers.foreach(_.stop())
+    ShardReaderCache.dropStream(streamId) // this JVM's subscriptions (local mode); executors pause theirs when idle
     buffer.clear()
     BlockStoreBridge.removeAll(streamId)
+    // Cancelling a job only asks its tasks to stop: a fetch task that was storing a block when the query stopped
+    // may still do so, after the sweep above. Sweep again once the group's tasks are gone, or the executors keep
+    // those blocks until the application ends.
+    if (awaitFetchTasksEnded(StopWaitMillis)) BlockStoreBridge.removeAll(streamId)
+  }
+
+  /** Waits until no task of this prefetcher's jobs runs; returns whether any ran when called. */
+  private def awaitFetchTasksEnded(timeoutMs: Long): Boolean = {
+    val tracker = sc.statusTracker
+    def activeTasks: Int = tracker.getJobIdsForGroup(jobGroup).iterator
+      .flatMap(job => tracker.getJobInfo(job).toSeq.flatMap(_.stageIds))
+      .flatMap(stage => tracker.getStageInfo(stage).toSeq)
+      .map(_.numActiveTasks).sum
+    val deadline = clock.millis() + timeoutMs
+    val ranAny = activeTasks > 0
+    while (activeTasks > 0 && clock.millis() < deadline) Thread.sleep(50)
+    ranAny
   }
 
   private def run(): Unit = {
@@ -117,21 +171,37 @@ final class Prefetcher(
   /** One round; returns whether any records (or shard ends) were fetched. */
   private def runRound(): Boolean = {
     refreshShards()
+    consumers.foreach(_.refreshDue())
     val room = options.fetchBufferSizeBytes - buffer.bufferedBytes
     if (room <= 0) {
       synchronized { rounds += 1; notifyAll(); wait(limits.minFetchPeriodMs) }
       return false
     }
-    val orders = synchronized {
+    val readable = synchronized {
       val known = positions
       options.streams.flatMap { stream =>
         val graph = graphs.getOrElse(stream, ShardGraph(Nil))
         val positions = known.collect { case ((s, shard), pos) if s == stream => shard -> pos }
-        graph.readable(positions).map(s => ShardFetchOrder(stream, s.shardId, positions(s.shardId), nextOrder.getAndIncrement()))
+        graph.readable(positions).map(s => (stream, s, positions(s.shardId)))
+      }
+    }
+    // Outside the lock: registering a consumer waits until it is ACTIVE. A stream deleted since its listing has no
+    // consumer either; the next listing reports it.
+    val consumerArns = readable.map(_._1).distinct.flatMap { s =>
+      consumers.flatMap(c => try Some(s -> c.consumerArn(s)) catch { case _: StreamNotFoundException => None })
+    }.toMap
+    val orders = synchronized {
+      readable.filter(r => consumers.isEmpty || consumerArns.contains(r._1)).map { case (stream, s, from) =>
+        ShardFetchOrder(stream, s.shardId, from, nextOrder.getAndIncrement(), created.get(stream), s.hashKeyRange,
+          consumerArns.get(stream), s.closed)
       }
     }
     val roundStart = clock.millis()
     val results = if (orders.isEmpty) Nil else runJob(orders, room)
+    results.filter(_.consumerMissing).map(_.stream).distinct.foreach { stream =>
+      log.warn(s"Kinesis says the enhanced fan-out consumer of stream '$stream' does not exist; checking it again")
+      consumers.foreach(_.invalidate(stream))
+    }
     synchronized {
       results.foreach { r =>
         r.ranges.foreach(buffer.append)
@@ -144,7 +214,11 @@ final class Prefetcher(
           throttles = previous.map(_.throttles).getOrElse(0L) + r.throttles,
           callMillis = previous.map(_.callMillis).getOrElse(0L) + r.callMillis,
           lastRoundCalls = r.calls,
-          lastRoundCallMillis = r.callMillis)
+          lastRoundCallMillis = r.callMillis,
+          dataLossEvents = previous.map(_.dataLossEvents).getOrElse(0L) + r.dataLossEvents,
+          outOfRangeSubRecords = previous.map(_.outOfRangeSubRecords).getOrElse(0L) + r.outOfRangeSubRecords,
+          corruptAggregates = previous.map(_.corruptAggregates).getOrElse(0L) + r.corruptAggregates,
+          subscriptions = previous.map(_.subscriptions).getOrElse(0L) + r.subscriptions)
       }
       rounds += 1
       notifyAll()
@@ -152,16 +226,55 @@ final class Prefetcher(
     results.exists(_.ranges.nonEmpty)
   }
 
-  /** Lists shards every `shardFetchInterval`; new shards start at TRIM_HORIZON (they appeared after the start). */
+  /**
+   * Lists shards (and describes each stream, for its creation time) every `shardFetchInterval`. Shards that
+   * appear start at TRIM_HORIZON, or at the initial position when their stream was just added; shards no longer
+   * listed are forgotten; a stream whose creation time changed is fetched afresh from TRIM_HORIZON.
+   */
   private def refreshShards(): Unit = {
     if (lastListMillis != Long.MinValue && clock.millis() - lastListMillis < options.shardFetchIntervalMs) return
-    val listed = options.streams.map(s => s -> ShardGraph(api.listShards(s, options.maxShardsPerDescribe)))
+    val listed = options.streams.flatMap { s =>
+      try Some((s, api.describeStream(s).createdMillis, ShardGraph(api.listShards(s, options.maxShardsPerDescribe))))
+      catch { case e: StreamNotFoundException => streamMissing(s, e); None }
+    }
     lastListMillis = clock.millis()
-    synchronized {
-      listed.foreach { case (stream, graph) =>
+    val dropped = synchronized {
+      missingStreams --= listed.map(_._1)
+      listed.flatMap { case (stream, createdMillis, graph) =>
+        val recreated = created.get(stream).exists(_ != createdMillis)
+        val droppedBlocks = if (recreated) {
+          log.warn(s"Kinesis stream '$stream' was deleted and created again; fetching its new shards from TRIM_HORIZON")
+          consumers.foreach(_.invalidate(stream)) // the stream's consumers were deleted with it
+          base.keys.filter(_._1 == stream).toSeq.foreach(base.remove)
+          stats.keys.filter(_._1 == stream).toSeq.foreach(stats.remove)
+          buffer.dropStream(stream)
+        } else Nil
+        val newShardStart = if (graphs.contains(stream) || recreated) TrimHorizon
+          else addedStreamStart.getOrElse(stream, TrimHorizon)
+        created(stream) = createdMillis
         graphs(stream) = graph
-        graph.shards.foreach(s => base.getOrElseUpdate((stream, s.shardId), TrimHorizon))
+        val ids = graph.shards.map(_.shardId).toSet
+        base.keys.filter(k => k._1 == stream && !ids.contains(k._2)).toSeq.foreach(base.remove)
+        graph.shards.foreach(s => base.getOrElseUpdate((stream, s.shardId), newShardStart))
+        droppedBlocks
       }
+    }
+    dropped.foreach(b => BlockStoreBridge.remove(b.streamId, b.uniqueId))
+  }
+
+  /**
+   * A stream the query reads was deleted. Nothing of it is fetched until it exists again (as a new stream,
+   * read from TRIM_HORIZON). Whether that is acceptable is the data-loss policy's call, made once per deletion.
+   */
+  private def streamMissing(stream: String, e: StreamNotFoundException): Unit = {
+    val first = synchronized {
+      graphs.remove(stream)
+      missingStreams.add(stream)
+    }
+    if (first) {
+      dataLoss.report(stream, "every shard", s"the stream was deleted while the query read it (${e.getMessage}); " +
+        "records not yet read are gone")
+      synchronized(streamDataLossEvents += 1)
     }
   }
 
@@ -176,7 +289,8 @@ final class Prefetcher(
       val share = math.max(1L, room / groups.size)
       groups.map { group =>
         val location = stats.get((group.head.stream, group.head.shardId)).flatMap(_.location).toSeq
-        (ShardFetchTask(options.connection, limits, streamId, group, share), location)
+        (ShardFetchTask(options.connection, limits, streamId, group, share, dataLoss,
+          options.efo.flatMap(_.subscriptionMaxEvents)), location)
       }
     }
     sc.setJobGroup(jobGroup, s"kinesis-spark prefetch: ${orders.size} shard(s) of ${options.streams.mkString(",")}",
@@ -208,4 +322,8 @@ final case class ShardStats(
     throttles: Long,
     callMillis: Long,
     lastRoundCalls: Long,
-    lastRoundCallMillis: Long)
+    lastRoundCallMillis: Long,
+    dataLossEvents: Long = 0L,
+    outOfRangeSubRecords: Long = 0L,
+    corruptAggregates: Long = 0L,
+    subscriptions: Long = 0L)

@@ -20,10 +20,11 @@ class BatchEndPlannerSuite extends AnyFunSuite {
 
   private def plan(start: KinesisSourceOffset, budget: Budget,
                    parents: Map[String, Seq[String]] = Map.empty,
-                   ranges: Map[String, Seq[FetchedRange]] = buffered): Map[String, ShardPosition] =
+                   ranges: Map[String, Seq[FetchedRange]] = buffered,
+                   fresh: Set[String] = Set.empty): Map[String, ShardPosition] =
     BatchEndPlanner.plan(
       start,
-      ranges.keys.map(k => ("s", k) -> (TrimHorizon: ShardPosition)).toMap,
+      fresh.map("s" -> _),
       (_, shard) => parents.getOrElse(shard, Nil),
       (_, shard, from) => {
         val c = ranges.getOrElse(shard, Nil)
@@ -67,8 +68,14 @@ class BatchEndPlannerSuite extends AnyFunSuite {
     assert(second == Map("p" -> Finished, "c" -> AfterRecord("7")))
   }
 
-  test("shards that appeared since the start are included from TRIM_HORIZON") {
-    val start = KinesisSourceOffset(Map("s" -> Map("a" -> TrimHorizon)))
-    assert(plan(start, Budget.Unbounded) == Map("a" -> AfterRecord("30"), "b" -> AfterRecord("21")))
+  test("a shard entering the offset with this batch keeps its start position; the next batch reads it") {
+    val first = plan(fromStart, Budget.Unbounded, fresh = Set("b"))
+    assert(first == Map("a" -> AfterRecord("30"), "b" -> TrimHorizon))
+    assert(plan(KinesisSourceOffset(Map("s" -> first)), Budget.Unbounded) == Map("a" -> AfterRecord("30"), "b" -> AfterRecord("21")))
+  }
+
+  test("the end offset keeps the streams' creation times") {
+    val start = KinesisSourceOffset(Map("s" -> Map("a" -> TrimHorizon, "b" -> TrimHorizon)), Map("s" -> 42L))
+    assert(BatchEndPlanner.plan(start, Set.empty, (_, _) => Nil, (_, _, _) => Nil, Budget.Unbounded).created == Map("s" -> 42L))
   }
 }

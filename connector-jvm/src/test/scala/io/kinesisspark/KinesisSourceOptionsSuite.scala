@@ -119,14 +119,4 @@ class KinesisSourceOptionsSuite extends AnyFunSuite {
     val o = KinesisSourceOptions.parse(base ++ Map("awsAccessKey" -> "AKIDSECRETID", "awsSecretKey" -> "verysecret"))
     assert(!o.toString.contains("AKIDSECRETID") && !o.toString.contains("verysecret"))
   }
-
-  test("Databricks options for features not built yet are refused, naming the option and not its value") {
-    Seq("roleArn", "roleExternalId", "roleSessionName", "consumerName").foreach { option =>
-      val m = rejected(base + (option.toUpperCase -> "arn:aws:iam::123456789012:role/secret-role"))
-      assert(m.contains(s"'$option'") && m.contains("not supported") && !m.contains("secret-role"), m)
-    }
-    assert(KinesisSourceOptions.parse(base + ("consumerMode" -> "POLLING")).streams == Seq("clicks"))
-    val efo = rejected(base + ("consumerMode" -> "efo"))
-    assert(efo.contains("'consumerMode'") && efo.contains("'efo'"))
-  }
 }

@@ -7,11 +7,13 @@ import org.apache.spark.kinesisspark.BlockStoreBridge
 
 import io.kinesisspark.ShardPosition.Finished
 import io.kinesisspark.aws.KinesisApi
+import io.kinesisspark.efo.EfoShardReader
 
 /**
  * Runs on an executor: reads the shards of one task, interleaved (always the shard whose reader may call
  * soonest), until each is caught up with its tip, has ended, or has read `maxRoundBytes`, or the round has run
- * `maxRoundMillis`, or the task has read its share of the buffer's free room. Each GetRecords response that returned records becomes one block in the local BlockManager.
+ * `maxRoundMillis`, or the task has read its share of the buffer's free room. Each GetRecords response (or, with
+ * enhanced fan-out, each subscription event) that returned records becomes one block in the local BlockManager.
  */
 object ShardFetcher {
 
@@ -19,10 +21,17 @@ object ShardFetcher {
     val attempt = Option(TaskContext.get()).map(_.attemptNumber()).getOrElse(0)
     val started = clock.millis()
     val states = task.orders.map { order =>
-      val reader = ShardReaderCache.acquire(task.streamId, order.stream, order.shardId, order.from) {
-        new ShardReader(api, order.stream, order.shardId, order.from, task.limits, clock)
+      val reader = ShardReaderCache.acquire(task.streamId, order.stream, order.shardId, order.from, order.consumerArn) {
+        if (order.consumerArn.isDefined) {
+          EfoShardReader(task.connection, api, order, task.limits, task.dataLoss, task.efoSubscriptionMaxEvents)
+        } else {
+          new ShardReader(api, order.stream, order.shardId, order.from, task.limits, clock, dataLoss = task.dataLoss,
+            streamCreatedMillis = order.streamCreatedMillis, hashKeyRange = order.hashKeyRange)
+        }
       }
-      new ShardState(order, reader, reader.calls, reader.throttles, reader.callMillis)
+      reader.shardClosed(order.shardClosed)
+      reader.roundStarted(started)
+      new ShardState(order, reader)
     }
     try {
       val deadline = started + task.limits.maxRoundMillis
@@ -40,8 +49,15 @@ object ShardFetcher {
     states.map(_.result(location))
   }
 
-  private final class ShardState(order: ShardFetchOrder, val reader: ShardReader,
-                                 calls0: Long, throttles0: Long, callMillis0: Long) {
+  private final class ShardState(order: ShardFetchOrder, val reader: ShardSource) {
+    // The reader's counters run since it was made (it may come from the cache): the result reports this task's part.
+    private val calls0 = reader.calls
+    private val throttles0 = reader.throttles
+    private val callMillis0 = reader.callMillis
+    private val dataLoss0 = reader.dataLossEvents
+    private val outOfRange0 = reader.outOfRangeSubRecords
+    private val corrupt0 = reader.corruptAggregates
+    private val subscriptions0 = reader.subscriptions
     private val ranges = Vector.newBuilder[FetchedRange]
     private var position = order.from
     private var bytes = 0L
@@ -76,6 +92,8 @@ object ShardFetcher {
 
     def result(location: String): ShardFetchResult = ShardFetchResult(
       order.stream, order.shardId, ranges.result(), caughtUp || reader.ended, lag,
-      reader.calls - calls0, reader.throttles - throttles0, reader.callMillis - callMillis0, location)
+      reader.calls - calls0, reader.throttles - throttles0, reader.callMillis - callMillis0, location,
+      reader.dataLossEvents - dataLoss0, reader.outOfRangeSubRecords - outOfRange0, reader.corruptAggregates - corrupt0,
+      reader.consumerMissing, reader.subscriptions - subscriptions0)
   }
 }

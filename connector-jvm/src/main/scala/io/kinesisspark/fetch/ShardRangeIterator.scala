@@ -63,7 +63,7 @@ final class ShardRangeIterator(
   }
 
   private def readFromKinesis(): Unit = {
-    if (reader == null) reader = new ShardReader(api, stream, shardId, covered, limits)
+    if (reader == null) reader = new ShardReader(api, stream, shardId, covered, limits, dataLoss = dataLoss)
     val batch = reader.next()
     val (inRange, beyond) = batch.records.span(r => isAtOrBefore(r.position, to))
     pending = inRange.iterator
@@ -71,6 +71,8 @@ final class ShardRangeIterator(
     val reachedEnd = beyond.nonEmpty || reaches(covered, to) || (batch.ended && to == Finished)
     if (reachedEnd) {
       finished = true
+    } else if (reader.streamDeleted) {
+      finished = true // the reader reported it; what the stream held is gone
     } else if (batch.ended) {
       finished = true
       dataLoss.report(stream, shardId, s"the shard ended at $covered, before the batch end $to")

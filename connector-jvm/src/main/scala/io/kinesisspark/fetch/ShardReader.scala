@@ -6,11 +6,11 @@ import scala.util.Random
 
 import org.slf4j.LoggerFactory
 import software.amazon.awssdk.core.exception.SdkClientException
-import software.amazon.awssdk.services.kinesis.model.{ExpiredIteratorException, KinesisException, LimitExceededException, ProvisionedThroughputExceededException}
+import software.amazon.awssdk.services.kinesis.model.{ExpiredIteratorException, KinesisException, LimitExceededException, ProvisionedThroughputExceededException, ResourceInUseException}
 
-import io.kinesisspark.ShardPosition
-import io.kinesisspark.ShardPosition.Finished
-import io.kinesisspark.aws.KinesisApi
+import io.kinesisspark.{DataLossPolicy, ShardPosition, StreamNotFoundException}
+import io.kinesisspark.ShardPosition.{Finished, TrimHorizon}
+import io.kinesisspark.aws.{HashKeyRange, KinesisApi, PositionUnavailableException}
 
 /**
  * Reads one shard forward from a position, one GetRecords call per [[next]], within the shard's limits:
@@ -22,8 +22,13 @@ import io.kinesisspark.aws.KinesisApi
  *  - transient errors (network, 5xx) are retried with jittered exponential backoff, a bounded number of times.
  *
  * Used both to prefetch and to re-read a range whose blocks are gone, so both see exactly the same records. It
- * keeps its own position, so an expired iterator is replaced from the last record read, and records at or
- * before the start position (sub-records of an aggregate already read) are skipped.
+ * keeps its own position, so an expired iterator is replaced from the last record read. KPL aggregates are
+ * returned as their user records ([[Deaggregator]]), and records at or before the position (user records of an
+ * aggregate already read) are skipped, so reading resumes inside an aggregate. When the record to resume
+ * after is no longer in the shard (trimmed by retention), `dataLoss` decides: fail, or continue from the oldest
+ * record still there. If the stream's creation time differs from `streamCreatedMillis`, the position is gone because
+ * the stream was deleted and created again: the reader then reads nothing more (the driver starts the new stream
+ * afresh), so records of the new stream are never delivered as if they followed the old one.
  *
  * {{{
  *   val reader = new ShardReader(api, "clicks", "shardId-000000000000", ShardPosition.TrimHorizon, limits)
@@ -38,7 +43,10 @@ final class ShardReader(
     limits: FetchLimits,
     clock: Clock = Clock.systemUTC(),
     sleep: Long => Unit = Thread.sleep,
-    random: Random = new Random()) {
+    random: Random = new Random(),
+    dataLoss: DataLossPolicy = DataLossPolicy(failOnDataLoss = true),
+    streamCreatedMillis: Option[Long] = None,
+    hashKeyRange: Option[HashKeyRange] = None) extends ShardSource {
 
   import ShardReader._
 
@@ -50,21 +58,28 @@ final class ShardReader(
   private var _ended = false
   private var recordsPerCall = limits.maxRecordsPerFetch
   private var transientFailures = 0
+  private var streamGone = false
   private val recentCalls = scala.collection.mutable.Queue.empty[Long]
+  private val deaggregator = new Deaggregator(stream, shardId, hashKeyRange, clock)
 
   /** Counters since this reader was made; read by the fetcher for metrics. */
   var calls = 0L
   var throttles = 0L
   var callMillis = 0L
+  var dataLossEvents = 0L
+  override def outOfRangeSubRecords: Long = deaggregator.outOfRangeSubRecords
+  override def corruptAggregates: Long = deaggregator.corruptAggregates
 
-  /** The last record returned, or the start position if none yet. */
-  def position: ShardPosition = _position
+  override def position: ShardPosition = _position
 
   /** Whether the shard is closed and fully read (GetRecords returned no next iterator). */
-  def ended: Boolean = _ended
+  override def ended: Boolean = _ended
+
+  /** Whether the stream was found deleted (reported to the data-loss policy, which let reading go on). */
+  def streamDeleted: Boolean = streamGone
 
   /** The earliest time (clock millis) the next call may be made. */
-  def readyAt: Long = _readyAt
+  override def readyAt: Long = _readyAt
 
   /** Records asked for per call now (lower than `maxRecordsPerFetch` while recovering from throttling). */
   def currentRecordsPerCall: Int = recordsPerCall
@@ -73,7 +88,7 @@ final class ShardReader(
    * One GetRecords call, after waiting until [[readyAt]]. A throttled or failed call returns an empty batch
    * that is not caught up; the next call waits out the back-off.
    */
-  def next(): ShardReadBatch = {
+  override def next(): ShardReadBatch = {
     require(!_ended, s"shard $shardId of stream '$stream' was already read to its end")
     val now = clock.millis()
     if (_readyAt > now) sleep(_readyAt - now)
@@ -100,6 +115,7 @@ final class ShardReader(
       transientFailures = 0
       recordsPerCall = math.min(limits.maxRecordsPerFetch, recordsPerCall + math.max(1, limits.maxRecordsPerFetch / 10))
 
+      // Rate limits are about what Kinesis sends: the aggregates' bytes, not the user records'.
       val bytes = result.records.iterator.map(_.data.length.toLong).sum
       val byteBudgetMs = if (limits.maxFetchRateBytesPerSec.isInfinite) 0L else (bytes * 1000 / limits.maxFetchRateBytesPerSec).toLong
       val penaltyMs = if (bytes >= LargeResponseBytes) LargeResponsePenaltyMs else 0L
@@ -108,10 +124,7 @@ final class ShardReader(
       val windowMs = if (recentCalls.size < CallsPerSecond) Long.MinValue else recentCalls.head + 1000L + WindowMarginMs
       _readyAt = math.max(windowMs, started + math.max(limits.minFetchPeriodMs, math.max(byteBudgetMs, penaltyMs)))
 
-      val records = result.records.iterator
-        .map(r => KinesisRecord(r.partitionKey, r.data, r.sequenceNumber, None, r.approximateArrivalMillis))
-        .filter(r => ShardPosition.isAfter(r.position, _position))
-        .toVector
+      val records = deaggregator.userRecords(result.records, _position)
       records.lastOption.foreach(r => _position = r.position)
       iterator = result.nextIterator
       _ended = result.nextIterator.isEmpty
@@ -120,6 +133,13 @@ final class ShardReader(
       val caughtUp = _ended || (result.millisBehindLatest == 0L && result.records.size < asked)
       ShardReadBatch(records, result.millisBehindLatest, _ended, bytes, caughtUp)
     } catch {
+      case e: StreamNotFoundException =>
+        streamReplaced(s"the stream was deleted while the shard was read (${e.getMessage})")
+      case e: StreamRecreatedException =>
+        streamReplaced(e.getMessage)
+      case e: ResourceInUseException =>
+        // The stream is being created, deleted or resharded: a state that passes.
+        transientFailure(e)
       case _: ProvisionedThroughputExceededException | _: LimitExceededException =>
         throttles += 1
         recordsPerCall = math.max(1, recordsPerCall / 2)
@@ -127,18 +147,51 @@ final class ShardReader(
           s"$recordsPerCall records per call)")
         _readyAt = clock.millis() + ThrottleSleepMs + random.nextInt(ThrottleJitterMs)
         ShardReadBatch.Throttled
-      case e: Exception if isTransient(e) && transientFailures < MaxTransientFailures =>
-        transientFailures += 1
-        val backoff = math.min(MaxBackoffMs, BaseBackoffMs << transientFailures)
-        log.warn(s"GetRecords on stream '$stream', $shardId failed (${e.getClass.getSimpleName}: ${e.getMessage}); " +
-          s"retry $transientFailures of $MaxTransientFailures in about ${backoff}ms")
-        _readyAt = clock.millis() + backoff / 2 + random.nextInt((backoff / 2).toInt + 1)
-        ShardReadBatch.Throttled
+      case e: Exception if isTransient(e) => transientFailure(e)
     }
   }
 
+  /** Retries a passing failure after a jittered exponential back-off, a bounded number of times. */
+  private def transientFailure(e: Exception): ShardReadBatch = {
+    if (transientFailures >= MaxTransientFailures) throw e
+    transientFailures += 1
+    val backoff = math.min(MaxBackoffMs, BaseBackoffMs << transientFailures)
+    log.warn(s"GetRecords on stream '$stream', $shardId failed (${e.getClass.getSimpleName}: ${e.getMessage}); " +
+      s"retry $transientFailures of $MaxTransientFailures in about ${backoff}ms")
+    _readyAt = clock.millis() + backoff / 2 + random.nextInt((backoff / 2).toInt + 1)
+    ShardReadBatch.Throttled
+  }
+
+  /**
+   * The stream this reader read is gone (deleted, or deleted and created again). The driver's next listing
+   * notices too and starts a new stream afresh; until then, report it once (which fails the query unless
+   * failOnDataLoss is false) and read nothing.
+   */
+  private def streamReplaced(what: String): ShardReadBatch = {
+    if (!streamGone) {
+      streamGone = true
+      dataLoss.report(stream, shardId, what)
+      dataLossEvents += 1
+    }
+    iterator = None
+    _readyAt = clock.millis() + ThrottleSleepMs
+    ShardReadBatch.Throttled
+  }
+
   private def currentIterator(): String = iterator.getOrElse {
-    val it = api.shardIterator(stream, shardId, _position)
+    val it =
+      try api.shardIterator(stream, shardId, _position)
+      catch {
+        case e: PositionUnavailableException if streamCreatedMillis.exists(_ != api.describeStream(stream).createdMillis) =>
+          throw new StreamRecreatedException(s"the stream was deleted and created again while the shard was read " +
+            s"(${e.getMessage})")
+        case e: PositionUnavailableException =>
+          dataLoss.report(stream, shardId, s"the record at ${_position}, where reading resumes, is no longer in the " +
+            s"shard (${e.getMessage}); records after it may have expired unread")
+          dataLossEvents += 1
+          _position = TrimHorizon // records still there all come after the one that is gone
+          api.shardIterator(stream, shardId, TrimHorizon)
+      }
     iterator = Some(it)
     it
   }
@@ -180,3 +233,6 @@ object ShardReadBatch {
   /** A call that was throttled or failed transiently: nothing read, and not caught up. */
   val Throttled: ShardReadBatch = ShardReadBatch(Vector.empty, Long.MaxValue, ended = false, 0L, caughtUp = false)
 }
+
+/** The stream a reader read was deleted and created again under the same name. */
+private final class StreamRecreatedException(message: String) extends RuntimeException(message)

@@ -9,7 +9,10 @@ import io.kinesisspark.aws._
  * An in-memory Kinesis for unit tests of the logic behind [[KinesisApi]]: shards hold records in order; an
  * iterator is "shard:index". `closed` shards end (no next iterator) once read through; `expireNext`,
  * `throttleNext` and `failNext` make the next GetRecords calls fail (expired iterator, throttled, connection
- * reset); `trimmedBefore` hides the first records as retention would.
+ * reset); `trimmedBefore` hides the first records as retention would (resuming after a hidden record fails the
+ * way Kinesis does); `createdMillis` and `deleted` stand for a stream created again, or deleted. `add` fills a
+ * shard with numbered plain records, `put` appends one with any data. Consumers: a registered one stays CREATING
+ * for `describesUntilActive` DescribeStreamConsumer calls; `registerLimitExceeded` throttles the next registrations.
  */
 final class FakeKinesisApi(stream: String = "s") extends KinesisApi {
   val shards = mutable.LinkedHashMap.empty[String, mutable.ArrayBuffer[FetchedRecord]]
@@ -18,19 +21,35 @@ final class FakeKinesisApi(stream: String = "s") extends KinesisApi {
   var expireNext = false
   var throttleNext = 0
   var failNext = 0
+  var createdMillis = 1000L
+  var deleted = false
   var getRecordsCalls = 0
   var iteratorCalls = 0
+  val consumers = mutable.LinkedHashMap.empty[String, StreamConsumer]
+  private val describesLeft = mutable.Map.empty[String, Int]
+  var describesUntilActive = 0
+  var registerLimitExceeded = 0
+  var registerCalls = 0
+  var deregisterCalls = 0
+  private var consumerSerial = 0
 
-  def add(shard: String, count: Int, arrivalMillis: Long = 1000L): Unit = {
-    val records = shards.getOrElseUpdate(shard, mutable.ArrayBuffer.empty)
+  def add(shard: String, count: Int, arrivalMillis: Long = 1000L): Unit =
     (0 until count).foreach { _ =>
-      val seq = (BigInt(100) + records.size * 10).toString
-      records += FetchedRecord(seq, s"key-${records.size}", s"data-${records.size}".getBytes, arrivalMillis + records.size)
+      val n = shards.get(shard).fold(0)(_.size)
+      put(shard, s"key-$n", s"data-$n".getBytes, arrivalMillis)
     }
+
+  /** Appends one record with the given key and data (a KPL aggregate, say); returns its sequence number. */
+  def put(shard: String, partitionKey: String, data: Array[Byte], arrivalMillis: Long = 1000L): String = {
+    val records = shards.getOrElseUpdate(shard, mutable.ArrayBuffer.empty)
+    val seq = (BigInt(100) + records.size * 10).toString
+    records += FetchedRecord(seq, partitionKey, data, arrivalMillis + records.size)
+    seq
   }
 
   override def describeStream(name: String): StreamSummary =
-    if (name == stream) StreamSummary(stream, s"arn:aws:kinesis:us-east-1:000000000000:stream/$stream", "ACTIVE", shards.size)
+    if (name == stream) StreamSummary(stream, s"arn:aws:kinesis:us-east-1:000000000000:stream/$stream", "ACTIVE", shards.size,
+      createdMillis = createdMillis, retentionHours = 24)
     else throw KinesisErrors.streamNotFound(name, "us-east-1", "fake")
 
   override def listShards(name: String, pageSize: Int): Seq[ShardInfo] =
@@ -38,6 +57,7 @@ final class FakeKinesisApi(stream: String = "s") extends KinesisApi {
 
   override def shardIterator(name: String, shardId: String, position: ShardPosition): String = {
     iteratorCalls += 1
+    if (deleted) throw KinesisErrors.streamNotFound(name, "us-east-1", "fake")
     val records = shards(shardId)
     val index = position match {
       case ShardPosition.TrimHorizon => trimmedBefore(shardId)
@@ -50,6 +70,7 @@ final class FakeKinesisApi(stream: String = "s") extends KinesisApi {
           case -1 => records.size
           case i  => i
         }
+        if (at < trimmedBefore(shardId)) throw new PositionUnavailableException(name, shardId, position, "trimmed")
         if (sub.isEmpty && at < records.size && records(at).sequenceNumber == seq) at + 1 else at
       case ShardPosition.Finished => throw new IllegalArgumentException("finished")
     }
@@ -58,6 +79,7 @@ final class FakeKinesisApi(stream: String = "s") extends KinesisApi {
 
   override def getRecords(name: String, iterator: String, limit: Int): GetRecordsResult = {
     getRecordsCalls += 1
+    if (deleted) throw KinesisErrors.streamNotFound(name, "us-east-1", "fake")
     if (throttleNext > 0) {
       throttleNext -= 1
       throw software.amazon.awssdk.services.kinesis.model.ProvisionedThroughputExceededException.builder()
@@ -79,5 +101,51 @@ final class FakeKinesisApi(stream: String = "s") extends KinesisApi {
     val atEnd = next >= records.size
     GetRecordsResult(page, if (atEnd && closed(shard)) None else Some(s"$shard:$next"),
       if (atEnd) 0L else 1000L * (records.size - next))
+  }
+
+  override def listConsumers(name: String): Seq[StreamConsumer] = { describeStream(name); consumers.values.toSeq }
+
+  override def describeConsumer(name: String, consumer: String): Option[StreamConsumer] = {
+    describeStream(name)
+    consumers.get(consumer).map { c =>
+      val left = describesLeft.getOrElse(consumer, 0)
+      if (left > 0) { describesLeft(consumer) = left - 1; c }
+      else if (c.status == "CREATING") { val active = c.copy(status = "ACTIVE"); consumers(consumer) = active; active }
+      else if (c.status == "DELETING") { consumers.remove(consumer); c }
+      else c
+    }
+  }
+
+  override def registerConsumer(name: String, consumer: String): StreamConsumer = {
+    describeStream(name)
+    registerCalls += 1
+    if (registerLimitExceeded > 0) {
+      registerLimitExceeded -= 1
+      throw software.amazon.awssdk.services.kinesis.model.LimitExceededException.builder().message("Rate exceeded").build()
+    }
+    if (consumers.contains(consumer)) throw new ConsumerInUseException(name, consumer, "exists")
+    consumerSerial += 1
+    val c = StreamConsumer(consumer, s"arn:aws:kinesis:us-east-1:000000000000:stream/$name/consumer/$consumer:$consumerSerial",
+      "CREATING", 1000L + consumerSerial)
+    consumers(consumer) = c
+    describesLeft(consumer) = describesUntilActive
+    c
+  }
+
+  override def deregisterConsumer(name: String, consumer: String): Boolean = {
+    describeStream(name)
+    deregisterCalls += 1
+    consumers.get(consumer).exists { c => consumers(consumer) = c.copy(status = "DELETING"); true }
+  }
+
+  /** Appends each entry to the shard its hash key falls in, the hash key space split evenly over the shards. */
+  override def putRecords(name: String, entries: IndexedSeq[PutEntry]): IndexedSeq[PutEntryResult] = {
+    if (deleted || name != stream) throw KinesisErrors.streamNotFound(name, "us-east-1", "fake")
+    val ids = shards.keys.toIndexedSeq
+    entries.map { e =>
+      val hashKey = io.kinesisspark.kpl.UserRecord(e.partitionKey, e.explicitHashKey, e.data).effectiveHashKey.get
+      val shard = ids((hashKey * ids.size / io.kinesisspark.kpl.UserRecord.HashKeySpace).toInt)
+      PutEntryResult.stored(shard, put(shard, e.partitionKey, e.data))
+    }
   }
 }

@@ -1,23 +1,11 @@
 package io.kinesisspark.fetch
 
-import java.time.{Clock, Instant, ZoneOffset}
-
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.kinesisspark.ShardPosition._
+import io.kinesisspark.SteppedClock
 
 class ShardReaderSuite extends AnyFunSuite {
-
-  /** A clock that only moves when the reader sleeps, so spacing is checked without real waiting. */
-  private final class SteppedClock extends Clock {
-    var now = 0L
-    val sleeps = scala.collection.mutable.ArrayBuffer.empty[Long]
-    def sleep(ms: Long): Unit = { sleeps += ms; now += ms }
-    override def millis(): Long = now
-    override def instant(): Instant = Instant.ofEpochMilli(now)
-    override def getZone: ZoneOffset = ZoneOffset.UTC
-    override def withZone(zone: java.time.ZoneId): Clock = this
-  }
 
   private def reader(api: FakeKinesisApi, from: io.kinesisspark.ShardPosition, limit: Int, clock: SteppedClock) =
     new ShardReader(api, "s", "shard-0", from, FetchLimits(limit, minFetchPeriodMs = 400), clock, clock.sleep)
@@ -113,5 +101,44 @@ class ShardReaderSuite extends AnyFunSuite {
     val api = new FakeKinesisApi(); api.add("shard-0", 5, arrivalMillis = 1000L)
     val b = reader(api, AtTimestamp(1003L), 10, new SteppedClock).next()
     assert(b.records.map(_.approximateArrivalMillis) == Seq(1003L, 1004L))
+  }
+
+  private def lossReader(api: FakeKinesisApi, from: io.kinesisspark.ShardPosition, failOnDataLoss: Boolean,
+                         created: Option[Long] = None) =
+    new ShardReader(api, "s", "shard-0", from, FetchLimits(100, minFetchPeriodMs = 400), new SteppedClock,
+      _ => (), dataLoss = io.kinesisspark.DataLossPolicy(failOnDataLoss), streamCreatedMillis = created)
+
+  test("a resume position trimmed by retention fails by default, naming the shard and the option") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 10); api.trimmedBefore("shard-0") = 4
+    val e = intercept[io.kinesisspark.KinesisSparkException](lossReader(api, AfterRecord("120"), failOnDataLoss = true).next())
+    assert(e.getMessage.contains("shard-0") && e.getMessage.contains("'s'") && e.getMessage.contains("failOnDataLoss"))
+  }
+
+  test("without failOnDataLoss a trimmed resume position is counted and reading goes on from the oldest record") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 10); api.trimmedBefore("shard-0") = 4
+    val r = lossReader(api, AfterRecord("120"), failOnDataLoss = false, created = Some(1000L))
+    assert(r.next().records.map(_.sequenceNumber) == (4 until 10).map(i => (100 + i * 10).toString))
+    assert(r.dataLossEvents == 1 && !r.streamDeleted)
+  }
+
+  test("a stream created again is not read on from the old stream's position") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 10); api.trimmedBefore("shard-0") = 4; api.createdMillis = 2000L
+    val r = lossReader(api, AfterRecord("120"), failOnDataLoss = false, created = Some(1000L))
+    assert(r.next().records.isEmpty && r.next().records.isEmpty)
+    assert(r.streamDeleted && r.dataLossEvents == 1)
+    val e = intercept[io.kinesisspark.KinesisSparkException](
+      lossReader(api, AfterRecord("120"), failOnDataLoss = true, created = Some(1000L)).next())
+    assert(e.getMessage.contains("deleted and created again"), e.getMessage)
+  }
+
+  test("a stream deleted while read: fails by default; otherwise counted once and nothing more is read") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 10)
+    val r = lossReader(api, TrimHorizon, failOnDataLoss = false)
+    assert(r.next().records.size == 10)
+    api.deleted = true
+    val it = lossReader(api, AfterRecord("190"), failOnDataLoss = false)
+    assert(it.next().records.isEmpty && it.next().records.isEmpty && it.streamDeleted && it.dataLossEvents == 1)
+    val e = intercept[io.kinesisspark.KinesisSparkException](lossReader(api, TrimHorizon, failOnDataLoss = true).next())
+    assert(e.getMessage.contains("deleted"), e.getMessage)
   }
 }

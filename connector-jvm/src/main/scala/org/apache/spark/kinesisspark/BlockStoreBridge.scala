@@ -39,9 +39,13 @@ object BlockStoreBridge {
     }
   }
 
+  // Blocks are stored with tellMaster = true, so the driver's block manager master knows every one of them and the
+  // filters below run there alone. Asking the executors' storage endpoints too would ship the filter, a function of
+  // this jar, to executors whose RPC layer cannot load the jar's classes (a ClassCastException on a real cluster).
+
   /** How many prefetched blocks exist in the cluster, of any query: for operators and tests checking cleanup. */
   def streamBlockCount(): Int =
-    SparkEnv.get.blockManager.master.getMatchingBlockIds(_.isInstanceOf[StreamBlockId], askStorageEndpoints = true).size
+    SparkEnv.get.blockManager.master.getMatchingBlockIds(_.isInstanceOf[StreamBlockId], askStorageEndpoints = false).size
 
   /** Drops every block of one stream instance, including any left by failed or speculative fetch attempts. */
   def removeAll(streamId: Int): Unit = {
@@ -49,7 +53,7 @@ object BlockStoreBridge {
     master.getMatchingBlockIds({
       case StreamBlockId(`streamId`, _) => true
       case _                            => false
-    }, askStorageEndpoints = true).foreach(master.removeBlock)
+    }, askStorageEndpoints = false).foreach(master.removeBlock)
   }
 
   /** Drops the block wherever it is (driver side). Missing blocks are ignored. */
