@@ -11,12 +11,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from aws_kinesis_agg.deaggregator import iter_deaggregate_records
+from harness.awslabs_deaggregation import KPL_MAGIC, deaggregated_by_awslabs
 from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-KPL_MAGIC = bytes.fromhex("f3899ac2")
 ROWS = 10_000
 STREAM_TIMEOUT_S = 300
 
@@ -255,18 +254,6 @@ def test_a_stream_that_does_not_exist_fails_at_save(spark, emulator):
 
 # ---------------------------------------------------------------------------------------------------------------
 # KPL aggregation
-
-
-def deaggregated_by_awslabs(records: list[dict]) -> Counter:
-    """User records of the stored records, unpacked by the awslabs Python de-aggregator."""
-    users: Counter = Counter()
-    for record in records:
-        if record["Data"].startswith(KPL_MAGIC):
-            for user in iter_deaggregate_records([record], data_format="Boto3"):
-                users[(user["kinesis"]["partitionKey"], base64.b64decode(user["kinesis"]["data"]))] += 1
-        else:  # a lone row is put as a plain record, as the KPL does
-            users[(record["PartitionKey"], record["Data"])] += 1
-    return users
 
 
 def test_aggregated_rows_come_back_unchanged_through_our_source_and_the_awslabs_deaggregator(
