@@ -12,9 +12,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from harness.cluster import ClusterJob
 from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY, KinesisEmulator
 from harness.kinesis import Kinesis
 from harness.limits_proxy import LimitsProxy
+from harness.reliability import write_report
 from harness.sink import BatchSink
 from harness.spark import local_spark
 from pyspark.sql import DataFrame, SparkSession
@@ -113,3 +115,23 @@ def proxy(request: pytest.FixtureRequest, emulator: KinesisEmulator, tmp_path: P
             query.stop()
     for running in started:
         running.stop()
+
+
+@pytest.fixture
+def cluster_job() -> Iterator[Callable[..., ClusterJob]]:
+    """``cluster_job(root, options, **settings)``: a :class:`ClusterJob`, stopped and cleaned up after the test."""
+    jobs: list[ClusterJob] = []
+
+    def make(root: Path, options: dict[str, str], **settings: object) -> ClusterJob:
+        jobs.append(ClusterJob(root, options, **settings))  # type: ignore[arg-type]
+        return jobs[-1]
+
+    yield make
+    for job in jobs:
+        job.stop()
+        job.clean_up()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The reliability tests' report table, if any of them ran (see harness.reliability)."""
+    write_report()

@@ -2,94 +2,20 @@
 output, with a producer writing keyed, numbered records throughout.
 
 Marked ``reliability`` (``pytest -m reliability`` runs only these; ``-m "not reliability"`` skips them); CI runs
-them with the rest. Each test adds a row to ``target/test-reports/reliability.md``: the fault, what happened,
-records lost and duplicated, and the time from the fault until the query delivered records again.
+them with the rest. Each test adds a row to ``target/test-reports/reliability.md`` (see :mod:`harness.reliability`):
+the fault, what happened, records lost and duplicated, and the time from the fault until the query delivered records
+again.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
-from harness.cluster import ClusterJob
-from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY
-from harness.exactly_once import Delivery, compare, wait_until_delivered
-from harness.kinesis import Kinesis
 from harness.producer import KeyedProducer, assert_per_key_order
-from harness.sink import BatchSink
+from harness.reliability import delivered_after, finish, record, source_options
 
 pytestmark = pytest.mark.reliability
-
-REPORT = Path(__file__).resolve().parent.parent / "target" / "test-reports" / "reliability.md"
-_rows: list[str] = []
-
-
-@pytest.fixture(scope="module", autouse=True)
-def report() -> Iterator[None]:
-    yield
-    REPORT.parent.mkdir(parents=True, exist_ok=True)
-    header = "| fault | what happened | lost | duplicated | recovery |\n| --- | --- | --- | --- | --- |\n"
-    REPORT.write_text(header + "".join(_rows))
-    print(f"\n{REPORT}:\n{header}{''.join(_rows)}")
-
-
-def record(fault: str, happened: str, delivery: Delivery, recovery_s: float | None) -> None:
-    recovery = "n/a" if recovery_s is None else f"{recovery_s:.1f} s"
-    _rows.append(
-        f"| {fault} | {happened} | {len(delivery.lost)} | {len(delivery.duplicated)} | {recovery} |\n"
-    )
-
-
-@pytest.fixture
-def cluster_job() -> Iterator[Callable[..., ClusterJob]]:
-    """``cluster_job(root, options, **settings)``: a :class:`ClusterJob`, stopped and cleaned up after the test."""
-    jobs: list[ClusterJob] = []
-
-    def make(root: Path, options: dict[str, str], **settings: object) -> ClusterJob:
-        jobs.append(ClusterJob(root, options, **settings))  # type: ignore[arg-type]
-        return jobs[-1]
-
-    yield make
-    for job in jobs:
-        job.stop()
-        job.clean_up()
-
-
-def source_options(endpoint: str, stream: str, **extra: str) -> dict[str, str]:
-    return {
-        "streamName": stream,
-        "region": REGION,
-        "endpoint": endpoint,
-        "awsAccessKey": ACCESS_KEY,
-        "awsSecretKey": SECRET_KEY,
-        "initialPosition": "trim_horizon",
-        **extra,
-    }
-
-
-def delivered_after(job: ClusterJob, since: float, timeout_s: float = 240.0) -> float:
-    """Seconds from ``since`` until the first batch that started after it and read records."""
-    event = job.wait_event(
-        lambda e: e["event"] == "progress" and e["progress"]["numInputRows"] > 0 and e["time"] > since,
-        timeout_s,
-    )
-    return float(event["time"]) - since
-
-
-def finish(job: ClusterJob, producer: KeyedProducer, kinesis: Kinesis, stream: str, spark, root: Path):  # noqa: ANN001, ANN201
-    """Stop producing, let the job drain the stream, stop it; the sink's rows against the stream's records."""
-    puts = producer.stop()
-    stored = kinesis.stored_records(stream)
-    assert len(stored) == len(puts), f"the stream holds {len(stored)} records, the producer put {len(puts)}"
-    sink = BatchSink(spark, root)
-    rows = wait_until_delivered(sink, len(stored))
-    stopped = job.stop()
-    assert stopped is not None, f"the job did not stop cleanly:\n{job.stderr_tail()}"
-    assert stopped["blocks"] == 0, f"{stopped['blocks']} prefetched blocks left in the cluster after the stop"
-    assert "Failed to stop streaming source" not in job.stderr_tail(400)
-    return rows, puts, compare(rows, stored)
 
 
 @pytest.mark.parametrize("mode", ["polling", "efo"])

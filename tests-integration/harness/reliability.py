@@ -1,0 +1,75 @@
+"""What the reliability tests (``test_reliability*.py``) share: the report table, the source options of a
+:class:`harness.cluster.ClusterJob`, and the end of a test (drain, stop, compare with the stream).
+
+Each test adds a row with :func:`record`; ``conftest.py`` writes the rows to :data:`REPORT` when the session ends,
+the table the README's reliability section shows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from harness.cluster import ClusterJob
+from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY
+from harness.exactly_once import Delivery, compare, wait_until_delivered
+from harness.kinesis import Kinesis, PutResult
+from harness.producer import KeyedProducer
+from harness.sink import BatchSink, SinkRecord
+
+REPORT = Path(__file__).resolve().parents[2] / "target" / "test-reports" / "reliability.md"
+HEADER = "| fault | what happened | lost | duplicated | recovery |\n| --- | --- | --- | --- | --- |\n"
+ROWS: list[str] = []
+
+
+def record(fault: str, happened: str, delivery: Delivery, recovery_s: float | None) -> None:
+    """One row of the report: ``recovery_s`` is the time from the fault until records were delivered again."""
+    recovery = "n/a" if recovery_s is None else f"{recovery_s:.1f} s"
+    ROWS.append(f"| {fault} | {happened} | {len(delivery.lost)} | {len(delivery.duplicated)} | {recovery} |\n")
+
+
+def write_report() -> None:
+    """Write the rows recorded in this session (nothing if no reliability test ran)."""
+    if ROWS:
+        REPORT.parent.mkdir(parents=True, exist_ok=True)
+        REPORT.write_text(HEADER + "".join(ROWS))
+        print(f"\n{REPORT}:\n{HEADER}{''.join(ROWS)}")
+
+
+def source_options(endpoint: str, stream: str, **extra: str) -> dict[str, str]:
+    """The source's options for the emulator (or a proxy in front of it), from the oldest record."""
+    return {
+        "streamName": stream,
+        "region": REGION,
+        "endpoint": endpoint,
+        "awsAccessKey": ACCESS_KEY,
+        "awsSecretKey": SECRET_KEY,
+        "initialPosition": "trim_horizon",
+        **extra,
+    }
+
+
+def delivered_after(job: ClusterJob, since: float, timeout_s: float = 240.0) -> float:
+    """Seconds from ``since`` until the first batch that started after it and read records."""
+    event = job.wait_event(
+        lambda e: e["event"] == "progress" and e["progress"]["numInputRows"] > 0 and e["time"] > since,
+        timeout_s,
+    )
+    return float(event["time"]) - since
+
+
+def finish(
+    job: ClusterJob, producer: KeyedProducer, kinesis: Kinesis, stream: str, spark: SparkSession, root: Path
+) -> tuple[list[SinkRecord], list[PutResult], Delivery]:
+    """Stop producing, let the job drain the stream, stop it; the sink's rows against the stream's records."""
+    puts = producer.stop()
+    stored = kinesis.stored_records(stream)
+    assert len(stored) == len(puts), f"the stream holds {len(stored)} records, the producer put {len(puts)}"
+    sink = BatchSink(spark, root)
+    rows = wait_until_delivered(sink, len(stored))
+    stopped = job.stop()
+    assert stopped is not None, f"the job did not stop cleanly:\n{job.stderr_tail()}"
+    assert stopped["blocks"] == 0, f"{stopped['blocks']} prefetched blocks left in the cluster after the stop"
+    assert "Failed to stop streaming source" not in job.stderr_tail(400)
+    return rows, puts, compare(rows, stored)
