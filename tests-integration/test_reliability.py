@@ -9,11 +9,15 @@ again.
 
 from __future__ import annotations
 
+import hashlib
 import time
 
 import pytest
+from harness.emulator import KinesisEmulator
+from harness.kinesis import Kinesis
 from harness.producer import KeyedProducer, assert_per_key_order
 from harness.reliability import delivered_after, finish, record, source_options
+from test_kpl_deaggregation import aggregate, users
 
 pytestmark = pytest.mark.reliability
 
@@ -67,3 +71,84 @@ def test_driver_killed_mid_batch_restarts_from_checkpoint(kinesis, emulator, str
     delivery.assert_exactly_once()
     assert_per_key_order(rows, puts)
 
+
+
+OUTAGE_S = 20.0
+
+
+@pytest.fixture
+def persistent_emulator(tmp_path):  # noqa: ANN001, ANN201
+    """An emulator of this test's own that keeps its streams on disk, so it can be stopped and started again."""
+    settings = {"SHOULD_PERSIST_DATA": "true", "PERSIST_PATH": str(tmp_path / "emulator-data"), "PERSIST_INTERVAL": "500ms"}
+    with KinesisEmulator(log_path=tmp_path / "emulator.log", settings=settings) as running:
+        yield running
+
+
+@pytest.mark.parametrize("mode", ["polling", "efo"])
+def test_kinesis_unreachable_for_20_seconds(persistent_emulator, spark, tmp_path, cluster_job, mode):
+    """Inside the retry budget (see TransientBackoff: 36 s at the least), the query rides the outage out."""
+    kinesis = Kinesis(persistent_emulator.endpoint)
+    name = f"outage-{mode}"
+    kinesis.create_stream(name, 2)
+    producer = KeyedProducer(persistent_emulator.endpoint, name).start()
+    job = cluster_job(tmp_path / "job", source_options(persistent_emulator.endpoint, name, consumerMode=mode)).start()
+    job.wait_progress(lambda p: p["numInputRows"] > 0)
+    # Every acknowledged record must be on disk before the emulator goes: it persists every 500 ms.
+    producer.pause()
+    time.sleep(1.5)
+    persistent_emulator.stop()
+    time.sleep(OUTAGE_S)
+    persistent_emulator.start()
+    back_at = time.time()
+    producer.resume()
+    recovery = delivered_after(job, back_at)  # counted from Kinesis being back: records buffered before still flow
+    producer.wait_rounds(20)
+    rows, puts, delivery = finish(job, producer, kinesis, name, spark, tmp_path / "job")
+    kinesis.close()
+    assert "failed (" in job.stderr_tail(4000) + job.executor_logs(), "no call failed while Kinesis was down"
+    record(f"Kinesis (the emulator) stopped for {OUTAGE_S:.0f} s, then started again ({mode})",
+           "calls retried with back-off; query continued", delivery, recovery)
+    delivery.assert_exactly_once()
+    assert_per_key_order(rows, puts)
+
+
+KPL_MAGIC = bytes.fromhex("f3899ac2")
+MAX_RECORD_BYTES = 1024 * 1024  # data and partition key together
+
+
+def odd_records() -> list[tuple[str, bytes, bool]]:
+    """(partition key, data, whether the connector counts it as a corrupt aggregate) for input that breaks naive
+    readers: broken KPL aggregates of four kinds, an empty record, the largest record Kinesis takes, bytes that
+    are not UTF-8."""
+    key, good = aggregate(users("odd", 3))
+    bad_body = b"\x0a\x05ab"  # a protobuf field that claims 5 bytes and has 2
+    return [
+        (key, good[: len(good) // 2], True),  # truncated
+        (key, good[:-1] + bytes([good[-1] ^ 0xFF]), True),  # MD5 digest that does not match
+        (key, KPL_MAGIC + bad_body + hashlib.md5(bad_body).digest(), True),  # right digest, malformed protobuf
+        ("magic-only", KPL_MAGIC, True),  # the magic bytes and nothing else
+        ("empty", b"", False),
+        ("largest", b"\xfe" * (MAX_RECORD_BYTES - len("largest")), False),
+        ("not-utf-8", bytes([0xFF, 0xFE, 0x00, 0xC3, 0x28, 0xA0, 0xA1, 0x80]) * 64, False),
+    ]
+
+
+def test_corrupt_empty_huge_and_binary_records_among_good_ones(kinesis, emulator, stream, spark, tmp_path, cluster_job):
+    name = stream(2)
+    producer = KeyedProducer(emulator.endpoint, name).start()
+    job = cluster_job(tmp_path / "job", source_options(emulator.endpoint, name)).start()
+    job.wait_progress(lambda p: p["numInputRows"] > 0)
+    odd = odd_records()
+    for key, data, _ in odd:
+        kinesis.client.put_record(StreamName=name, PartitionKey=key, Data=data)
+    corrupt = sum(is_corrupt for _, _, is_corrupt in odd)
+    job.wait_progress(lambda p: int(p["sources"][0]["metrics"].get("corruptAggregates", "0")) >= corrupt)
+    producer.wait_rounds(20)
+    rows, puts, delivery = finish(job, producer, kinesis, name, spark, tmp_path / "job", also_put=len(odd))
+    # compare() checked every row's key and bytes against the stream: the odd records came back as they are.
+    assert {row.partition_key for row in rows if row.sub_sequence_number is None} >= {key for key, _, _ in odd}
+    record("corrupt KPL aggregates (truncated, bad MD5, bad protobuf, magic only), an empty record, a 1 MB record, "
+           "non-UTF-8 bytes, among keyed records", f"each delivered as it is; {corrupt} counted in corruptAggregates",
+           delivery, None)
+    delivery.assert_exactly_once()
+    assert_per_key_order([row for row in rows if row.partition_key.startswith("key-")], puts)

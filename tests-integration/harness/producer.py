@@ -33,6 +33,9 @@ class KeyedProducer:
         self.puts: list[PutResult] = []
         self._kinesis = Kinesis(endpoint)
         self._stop = threading.Event()
+        self._go = threading.Event()  # cleared while paused
+        self._go.set()
+        self._between_rounds = threading.Lock()  # held while a round is being put
         self._error: BaseException | None = None
         self._round = 0
         self._thread = threading.Thread(target=self._run, name=f"producer-{stream}", daemon=True)
@@ -51,9 +54,19 @@ class KeyedProducer:
                 raise TimeoutError(f"producer made {self._round} of {target} rounds in {timeout_s:.0f} s")
             time.sleep(0.05)
 
+    def pause(self) -> None:
+        """Return once the round in flight (if any) is acknowledged; no round starts until :meth:`resume`."""
+        self._go.clear()
+        with self._between_rounds:
+            pass
+
+    def resume(self) -> None:
+        self._go.set()
+
     def stop(self) -> list[PutResult]:
         """Stop after the current round; returns every acknowledged record, in production order."""
         self._stop.set()
+        self._go.set()
         self._thread.join(timeout=120)
         self._kinesis.close()
         self._check()
@@ -66,9 +79,13 @@ class KeyedProducer:
     def _run(self) -> None:
         try:
             while not self._stop.is_set():
-                batch = [(f"key-{k}", f"key-{k}:{self._round}".encode()) for k in range(self.keys)]
-                self.puts.extend(self._kinesis.put_records(self.stream, batch))
-                self._round += 1
+                self._go.wait()
+                with self._between_rounds:
+                    if not self._go.is_set() or self._stop.is_set():
+                        continue
+                    batch = [(f"key-{k}", f"key-{k}:{self._round}".encode()) for k in range(self.keys)]
+                    self.puts.extend(self._kinesis.put_records(self.stream, batch))
+                    self._round += 1
                 self._stop.wait(self.interval_s)
         except BaseException as error:  # surfaced to the test by wait_rounds/stop
             self._error = error

@@ -60,12 +60,20 @@ def delivered_after(job: ClusterJob, since: float, timeout_s: float = 240.0) -> 
 
 
 def finish(
-    job: ClusterJob, producer: KeyedProducer, kinesis: Kinesis, stream: str, spark: SparkSession, root: Path
+    job: ClusterJob,
+    producer: KeyedProducer,
+    kinesis: Kinesis,
+    stream: str,
+    spark: SparkSession,
+    root: Path,
+    also_put: int = 0,
 ) -> tuple[list[SinkRecord], list[PutResult], Delivery]:
-    """Stop producing, let the job drain the stream, stop it; the sink's rows against the stream's records."""
+    """Stop producing, let the job drain the stream, stop it; the sink's rows against the stream's records
+    (the producer's and ``also_put`` more that the test put itself)."""
     puts = producer.stop()
     stored = kinesis.stored_records(stream)
-    assert len(stored) == len(puts), f"the stream holds {len(stored)} records, the producer put {len(puts)}"
+    expected = len(puts) + also_put
+    assert len(stored) == expected, f"the stream holds {len(stored)} records, {expected} were put"
     sink = BatchSink(spark, root)
     rows = wait_until_delivered(sink, len(stored))
     stopped = job.stop()

@@ -59,6 +59,13 @@ private[kinesisspark] object KinesisErrors {
       "Check options 'awsAccessKey'/'awsSecretKey'/'awsSessionToken', 'roleArn' (and the STS endpoint), " +
       "'credentialsProviderClass', or the default chain's sources.", cause)
 
+  /** Kinesis kept failing transiently (unreachable, timing out, 5xx) past the retry budget of [[fetch.TransientBackoff]]. */
+  def unavailable(call: String, attempts: Int, cause: Throwable): KinesisSparkException =
+    new KinesisSparkException(s"$call failed $attempts times in a row, over about a minute of retries with back-off: " +
+      s"Kinesis was unreachable or kept failing (last error: ${cause.getClass.getSimpleName}: ${cause.getMessage}). " +
+      "Check that the endpoint is reachable; nothing was lost, so restarting the query from its checkpoint resumes " +
+      "where it stopped.", cause)
+
   def tlsFailed(endpoint: String, call: String, detail: String, cause: Throwable): KinesisSparkException =
     new KinesisSparkException(s"$call failed: the TLS connection to $endpoint could not be verified ($detail). If " +
       "the endpoint uses a private CA, set option 'caBundle' to a PEM file of its certificate(s); for a local " +

@@ -61,6 +61,7 @@ final class Prefetcher(
   private var streamDataLossEvents = 0L
   private val dataLoss = DataLossPolicy(options.failOnDataLoss)
   private var lastListMillis = Long.MinValue
+  private val listingBackoff = new TransientBackoff()
   private var failure: Option[Throwable] = None
   private var rounds = 0L
   @volatile private var stopped = false
@@ -233,10 +234,21 @@ final class Prefetcher(
    */
   private def refreshShards(): Unit = {
     if (lastListMillis != Long.MinValue && clock.millis() - lastListMillis < options.shardFetchIntervalMs) return
-    val listed = options.streams.flatMap { s =>
-      try Some((s, api.describeStream(s).createdMillis, ShardGraph(api.listShards(s, options.maxShardsPerDescribe))))
-      catch { case e: StreamNotFoundException => streamMissing(s, e); None }
-    }
+    val listed =
+      try options.streams.flatMap { s =>
+        try Some((s, api.describeStream(s).createdMillis, ShardGraph(api.listShards(s, options.maxShardsPerDescribe))))
+        catch { case e: StreamNotFoundException => streamMissing(s, e); None }
+      } catch {
+        // Kinesis unreachable for a while: keep reading the shards known, and list again after a back-off.
+        case NonFatal(e) if TransientBackoff.isTransient(e) =>
+          val delayMs = listingBackoff.failed().getOrElse(throw KinesisErrors.unavailable(
+            s"Listing the shards of ${options.streams.map(s => s"'$s'").mkString(", ")}", TransientBackoff.MaxFailures + 1, e))
+          log.warn(s"Listing Kinesis shards failed (${e.getClass.getSimpleName}: ${e.getMessage}); reading the shards " +
+            s"known, listing again in about ${delayMs}ms (retry ${listingBackoff.failuresInARow} of ${TransientBackoff.MaxFailures})")
+          lastListMillis = clock.millis() - options.shardFetchIntervalMs + delayMs
+          return
+      }
+    listingBackoff.succeeded()
     lastListMillis = clock.millis()
     val dropped = synchronized {
       missingStreams --= listed.map(_._1)

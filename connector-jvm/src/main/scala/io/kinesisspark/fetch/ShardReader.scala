@@ -5,10 +5,9 @@ import java.time.Clock
 import scala.util.Random
 
 import org.slf4j.LoggerFactory
-import software.amazon.awssdk.core.exception.SdkClientException
-import software.amazon.awssdk.services.kinesis.model.{ExpiredIteratorException, KinesisException, LimitExceededException, ProvisionedThroughputExceededException, ResourceInUseException}
+import software.amazon.awssdk.services.kinesis.model.{ExpiredIteratorException, LimitExceededException, ProvisionedThroughputExceededException, ResourceInUseException}
 
-import io.kinesisspark.{DataLossPolicy, ShardPosition, StreamNotFoundException}
+import io.kinesisspark.{DataLossPolicy, KinesisErrors, ShardPosition, StreamNotFoundException}
 import io.kinesisspark.ShardPosition.{Finished, TrimHorizon}
 import io.kinesisspark.aws.{HashKeyRange, KinesisApi, PositionUnavailableException}
 
@@ -57,7 +56,7 @@ final class ShardReader(
   private var _position: ShardPosition = start
   private var _ended = false
   private var recordsPerCall = limits.maxRecordsPerFetch
-  private var transientFailures = 0
+  private val transientBackoff = new TransientBackoff(random)
   private var streamGone = false
   private val recentCalls = scala.collection.mutable.Queue.empty[Long]
   private val deaggregator = new Deaggregator(stream, shardId, hashKeyRange, clock)
@@ -112,7 +111,7 @@ final class ShardReader(
       if (recentCalls.size > CallsPerSecond) recentCalls.dequeue()
       val finished = clock.millis()
       callMillis += finished - started
-      transientFailures = 0
+      transientBackoff.succeeded()
       recordsPerCall = math.min(limits.maxRecordsPerFetch, recordsPerCall + math.max(1, limits.maxRecordsPerFetch / 10))
 
       // Rate limits are about what Kinesis sends: the aggregates' bytes, not the user records'.
@@ -147,18 +146,17 @@ final class ShardReader(
           s"$recordsPerCall records per call)")
         _readyAt = clock.millis() + ThrottleSleepMs + random.nextInt(ThrottleJitterMs)
         ShardReadBatch.Throttled
-      case e: Exception if isTransient(e) => transientFailure(e)
+      case e: Exception if TransientBackoff.isTransient(e) => transientFailure(e)
     }
   }
 
   /** Retries a passing failure after a jittered exponential back-off, a bounded number of times. */
   private def transientFailure(e: Exception): ShardReadBatch = {
-    if (transientFailures >= MaxTransientFailures) throw e
-    transientFailures += 1
-    val backoff = math.min(MaxBackoffMs, BaseBackoffMs << transientFailures)
+    val delayMs = transientBackoff.failed().getOrElse(
+      throw KinesisErrors.unavailable(s"GetRecords on stream '$stream', $shardId", TransientBackoff.MaxFailures + 1, e))
     log.warn(s"GetRecords on stream '$stream', $shardId failed (${e.getClass.getSimpleName}: ${e.getMessage}); " +
-      s"retry $transientFailures of $MaxTransientFailures in about ${backoff}ms")
-    _readyAt = clock.millis() + backoff / 2 + random.nextInt((backoff / 2).toInt + 1)
+      s"retry ${transientBackoff.failuresInARow} of ${TransientBackoff.MaxFailures} in about ${delayMs}ms")
+    _readyAt = clock.millis() + delayMs
     ShardReadBatch.Throttled
   }
 
@@ -207,15 +205,6 @@ object ShardReader {
   /** Kinesis allows 5 GetRecords calls per second per shard. */
   private val CallsPerSecond = 5
   private val WindowMarginMs = 25L
-  private val MaxTransientFailures = 8
-  private val BaseBackoffMs = 250L
-  private val MaxBackoffMs = 20000L
-
-  private def isTransient(e: Exception): Boolean = e match {
-    case k: KinesisException     => k.statusCode() >= 500
-    case _: SdkClientException   => true // connection refused, reset, timeouts
-    case _                       => false
-  }
 }
 
 /**

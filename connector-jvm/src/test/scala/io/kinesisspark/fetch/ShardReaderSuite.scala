@@ -97,6 +97,17 @@ class ShardReaderSuite extends AnyFunSuite {
     assert(batches(2).records.map(_.sequenceNumber) == (0 until 5).map(i => (100 + i * 10).toString))
   }
 
+  test("Kinesis failing past the retry budget fails the read with a message naming the call and what to do") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 5)
+    api.failNext = TransientBackoff.MaxFailures + 1
+    val clock = new SteppedClock
+    val r = reader(api, TrimHorizon, 10, clock)
+    (1 to TransientBackoff.MaxFailures).foreach(_ => assert(r.next() eq ShardReadBatch.Throttled))
+    val error = intercept[io.kinesisspark.KinesisSparkException](r.next())
+    assert(error.getMessage.startsWith(s"GetRecords on stream 's', shard-0 failed ${TransientBackoff.MaxFailures + 1} times in a row"))
+    assert(error.getMessage.contains("Connection reset") && error.getMessage.contains("restarting the query"))
+  }
+
   test("starts at a timestamp") {
     val api = new FakeKinesisApi(); api.add("shard-0", 5, arrivalMillis = 1000L)
     val b = reader(api, AtTimestamp(1003L), 10, new SteppedClock).next()

@@ -1,0 +1,55 @@
+package io.kinesisspark.fetch
+
+import scala.util.Random
+
+import software.amazon.awssdk.core.exception.SdkClientException
+import software.amazon.awssdk.services.kinesis.model.KinesisException
+
+/**
+ * The retry budget for failures that pass (Kinesis unreachable, a connection reset, a timeout, a 5xx): a jittered
+ * exponential back-off over at most [[TransientBackoff.MaxFailures]] failures in a row. The delays double from
+ * 0.5 s up to 20 s, each half fixed and half random, so a budget lasts between about 36 and 72 seconds: an outage
+ * shorter than that is ridden out, a longer one fails the query with the last error. Shard readers on the executors
+ * and the driver's shard listing each keep one, so the whole query tolerates the same outage.
+ *
+ * Not thread-safe: one per caller.
+ * {{{
+ *   val backoff = new TransientBackoff()
+ *   try { call(); backoff.succeeded() }
+ *   catch { case e: Exception if TransientBackoff.isTransient(e) =>
+ *     backoff.failed().fold(throw e)(delayMs => retryIn(delayMs)) }
+ * }}}
+ */
+final class TransientBackoff(random: Random = new Random()) {
+  import TransientBackoff._
+
+  private var failures = 0
+
+  /** Failures in a row so far. */
+  def failuresInARow: Int = failures
+
+  /** A call succeeded: the next failure starts a fresh budget. */
+  def succeeded(): Unit = failures = 0
+
+  /** A call failed transiently: the delay before the next attempt, or None when the budget is spent. */
+  def failed(): Option[Long] =
+    if (failures >= MaxFailures) None
+    else {
+      failures += 1
+      val backoff = math.min(MaxBackoffMs, BaseBackoffMs << failures)
+      Some(backoff / 2 + random.nextInt((backoff / 2).toInt + 1))
+    }
+}
+
+object TransientBackoff {
+  val MaxFailures = 8
+  private val BaseBackoffMs = 250L
+  private val MaxBackoffMs = 20000L
+
+  /** Failures that may pass by themselves: a 5xx from Kinesis, or no answer at all (refused, reset, timed out). */
+  def isTransient(e: Throwable): Boolean = e match {
+    case k: KinesisException   => k.statusCode() >= 500
+    case _: SdkClientException => true
+    case _                     => false
+  }
+}
