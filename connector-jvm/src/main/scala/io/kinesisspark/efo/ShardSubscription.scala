@@ -8,10 +8,10 @@ import scala.util.Random
 import scala.util.control.NonFatal
 
 import org.slf4j.LoggerFactory
-import software.amazon.awssdk.core.exception.SdkClientException
-import software.amazon.awssdk.services.kinesis.model.{KinesisException, LimitExceededException, ResourceInUseException, ResourceNotFoundException}
+import software.amazon.awssdk.services.kinesis.model.{LimitExceededException, ResourceInUseException, ResourceNotFoundException}
 
 import io.kinesisspark.{KinesisErrors, ShardPosition}
+import io.kinesisspark.fetch.TransientBackoff
 
 /**
  * Executor side of enhanced fan-out: one shard's subscription, kept open across prefetch rounds, with a bounded
@@ -24,8 +24,8 @@ import io.kinesisspark.{KinesisErrors, ShardPosition}
  * without records). Kinesis refuses a subscription to the same consumer and shard within 5 seconds of the previous
  * successful one (ResourceInUse) and lets a later one take over, so the next subscription starts no sooner than
  * 5 seconds after the last accepted one, and a refused one is retried after 5 to 6 seconds. Other passing failures
- * (connection closed, 5xx, throttling, a consumer not yet visible) are retried with jittered exponential back-off, a
- * bounded number of times; what cannot pass (e.g. refused credentials) is rethrown to the task by [[poll]], after
+ * (connection closed, 5xx, throttling, a consumer not yet visible) are retried within the budget of a
+ * [[io.kinesisspark.fetch.TransientBackoff]]; what cannot pass (e.g. refused credentials) is rethrown to the task by [[poll]], after
  * the events already queued.
  *
  * A subscription nobody polled for `idlePauseMs` is not renewed when it ends (a query that stopped, or a shard
@@ -67,7 +67,7 @@ final class ShardSubscription(
   private var eventsInSubscription = 0
   private var attemptedAt = Long.MinValue
   private var acceptedAt = Long.MinValue // when the latest subscription that delivered events was made
-  private var failures = 0
+  private val backoff = new TransientBackoff(random)
   private var refusals = 0
   private var failure: Option[Throwable] = None
   private var shardEnded = false
@@ -188,7 +188,7 @@ final class ShardSubscription(
             subscriptionsAccepted += 1
           }
           eventsInSubscription += 1
-          failures = 0
+          backoff.succeeded()
           refusals = 0
           _consumerMissing = false
           if (event.records.nonEmpty || event.millisBehindLatest > 0) {
@@ -239,15 +239,16 @@ final class ShardSubscription(
       else if (idle) pause()
       else scheduleAttempt(math.max(spacingDelay(acceptedAt), MinSubscribeSpacingMs + random.nextInt(RefusalJitterMs + 1)))
     case _ if isTransient(e) =>
-      failures += 1
       if (e.isInstanceOf[ResourceNotFoundException]) _consumerMissing = true
-      if (failures > MaxFailures) fail(e)
-      else if (idle) pause()
-      else {
-        val backoff = math.min(MaxBackoffMs, BaseBackoffMs << failures)
-        log.warn(s"Enhanced fan-out subscription of stream '$stream', $shardId failed (${e.getClass.getSimpleName}: " +
-          s"${e.getMessage}); subscribing again in about ${backoff}ms ($failures of $MaxFailures)")
-        scheduleAttempt(math.max(spacingDelay(acceptedAt), backoff / 2 + random.nextInt((backoff / 2).toInt + 1)))
+      backoff.failed() match {
+        case None => fail(KinesisErrors.unavailable(s"SubscribeToShard on stream '$stream', $shardId",
+          TransientBackoff.MaxFailures + 1, e))
+        case Some(_) if idle => pause()
+        case Some(delayMs) =>
+          log.warn(s"Enhanced fan-out subscription of stream '$stream', $shardId failed (${e.getClass.getSimpleName}: " +
+            s"${e.getMessage}); subscribing again in about ${delayMs}ms (${backoff.failuresInARow} of " +
+            s"${TransientBackoff.MaxFailures})")
+          scheduleAttempt(math.max(spacingDelay(acceptedAt), delayMs))
       }
     case _ => fail(e)
   }
@@ -275,11 +276,8 @@ object ShardSubscription {
   private val RefusalJitterMs = 1000
   /** A subscription nobody polled for this long is not renewed (its shard is read elsewhere, or not at all). */
   val DefaultIdlePauseMs = 60000L
-  private val MaxFailures = 8
   /** About 3 minutes of refusals: someone else keeps taking the subscription over. */
   private val MaxRefusals = 30
-  private val BaseBackoffMs = 250L
-  private val MaxBackoffMs = 20000L
 
   /** The newest subscription of each (consumer ARN, shard) in this JVM. */
   private val live = new ConcurrentHashMap[(String, String), ShardSubscription]()
@@ -291,9 +289,7 @@ object ShardSubscription {
 
   private def isTransient(e: Throwable): Boolean = e match {
     case _: ResourceNotFoundException => true // a consumer just registered is not visible everywhere at once
-    case k: KinesisException          => k.statusCode() >= 500
-    case _: SdkClientException        => true // connection refused, reset or closed, timeouts
     case _: java.io.IOException       => true
-    case _                            => false
+    case other                        => TransientBackoff.isTransient(other)
   }
 }

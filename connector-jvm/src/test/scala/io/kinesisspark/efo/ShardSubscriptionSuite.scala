@@ -136,8 +136,9 @@ class ShardSubscriptionSuite extends AnyFunSuite {
       assert(d >= cap / 2 && d <= cap, s.scheduler.delays)
     }
     assert(sub.poll(0L).exists(_.records.size == 3), "the queued event comes first")
-    val e = intercept[SdkClientException](sub.poll(0L))
-    assert(e.getMessage.contains("Connection refused"))
+    val e = intercept[KinesisSparkException](sub.poll(0L))
+    assert(e.getMessage.contains("failed 9 times in a row") && e.getMessage.contains("Connection refused"))
+    assert(e.getCause.isInstanceOf[SdkClientException])
   }
 
   test("an error that cannot pass (refused credentials) reaches the task at once") {
