@@ -14,7 +14,8 @@ again), which makes exactly-once checkable from outside. Run as ``python -m harn
 ``trigger_s``
     the processing-time trigger;
 ``slow_shard``, ``slow_ms``
-    if set, every row of that shard costs ``slow_ms`` in its task (for slow and speculative tasks).
+    if set, every row of that shard costs ``slow_ms`` in its task (for slow and speculative tasks), or what
+    ``KINESIS_SPARK_TEST_SLOW_MS`` says in the environment of the executor that runs it.
 
 The job prints one JSON line per event on stdout: ``started`` (with the application id), ``progress`` (each
 micro-batch's progress report), ``failed`` (the query's error), ``stopped``.
@@ -32,6 +33,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from harness.sink import BatchSink
+
+SLOW_MS_ENV = "KINESIS_SPARK_TEST_SLOW_MS"
 
 
 def emit(event: str, **fields: object) -> None:
@@ -64,10 +67,15 @@ def main(config_path: str) -> int:
         reader = reader.option(key, value)
     source = reader.load()
     if config.get("slow_shard"):
-        # Thread.sleep through reflect(), which returns null for a void method: the filter keeps every row, and
-        # since reflect() may return anything, the optimizer cannot drop it.
-        pause = F.expr(f"reflect('java.lang.Thread', 'sleep', cast({int(config['slow_ms'])} as bigint))")
-        source = source.where(F.when(F.col("shardId") == config["slow_shard"], pause.isNull()).otherwise(F.lit(True)))
+        # Thread.sleep through reflect(). reflect() is nondeterministic, so the optimizer keeps it; it answers a
+        # void method with the string 'null' (String.valueOf), not SQL NULL, so the filter's condition must hold
+        # for either: length(coalesce(r, '')) >= 0 keeps every row. An executor whose environment sets
+        # SLOW_MS_ENV sleeps that long instead: a slow host, the case speculation is for (an unset variable comes
+        # back as 'null' too).
+        env = f"nullif(reflect('java.lang.System', 'getenv', '{SLOW_MS_ENV}'), 'null')"
+        millis = f"coalesce({env}, '{int(config['slow_ms'])}')"
+        kept = f"length(coalesce(reflect('java.lang.Thread', 'sleep', cast({millis} as bigint)), '')) >= 0"
+        source = source.where(F.when(F.col("shardId") == config["slow_shard"], F.expr(kept)).otherwise(F.lit(True)))
     query = BatchSink(spark, root).start(source, trigger={"processingTime": f"{config['trigger_s']} seconds"})
 
     reported: set[tuple[int, str]] = set()
