@@ -17,6 +17,7 @@ import pytest
 from harness.limits_proxy import Limits, LimitsProxy
 from harness.producer import KeyedProducer, assert_per_key_order
 from harness.reliability import delivered_after, finish, record, source_options
+from test_resharding import reshard_all_ways
 
 pytestmark = pytest.mark.reliability
 
@@ -96,14 +97,7 @@ def test_throttling_storms_during_split_merge_and_rescale(
     job.wait_progress(lambda p: p["numInputRows"] > 0)
 
     storms = ThrottlingStorms(limits).start()
-    producer.wait_rounds(40)
-    kinesis.split_shard(name, kinesis.open_shards(name)[0]["ShardId"])  # 2 -> 3
-    producer.wait_rounds(40)
-    kinesis.merge_adjacent(name, 1)  # 3 -> 2
-    producer.wait_rounds(40)
-    kinesis.update_shard_count(name, 4)  # 2 -> 4
-    producer.wait_rounds(40)
-    kinesis.update_shard_count(name, 2)  # 4 -> 2
+    reshard_all_ways(kinesis, name, producer, rounds=40)  # spread over several storms
     storms.wait_storms(MIN_STORMS)
     storms.stop()
     recovery = delivered_after(job, storms.calm_since)
