@@ -26,17 +26,17 @@ def wait_for_some_rows(sink, count: int, timeout_s: float = 120.0) -> None:
         time.sleep(0.5)
 
 
-def reshard_all_ways(kinesis: Kinesis, name: str, producer: KeyedProducer) -> None:
-    """Split, merge, scale up and scale down, with records produced before, between and after each."""
-    producer.wait_rounds(10)
+def reshard_all_ways(kinesis: Kinesis, name: str, producer: KeyedProducer, rounds: int = 10) -> None:
+    """Split, merge, scale up and scale down, with ``rounds`` of records produced before, between and after each."""
+    producer.wait_rounds(rounds)
     kinesis.split_shard(name, kinesis.open_shards(name)[0]["ShardId"])  # 2 -> 3
-    producer.wait_rounds(10)
+    producer.wait_rounds(rounds)
     kinesis.merge_adjacent(name, 1)  # 3 -> 2
-    producer.wait_rounds(10)
+    producer.wait_rounds(rounds)
     kinesis.update_shard_count(name, 4)  # 2 -> 4
-    producer.wait_rounds(10)
+    producer.wait_rounds(rounds)
     kinesis.update_shard_count(name, 2)  # 4 -> 2
-    producer.wait_rounds(10)
+    producer.wait_rounds(rounds)
 
 
 def read_while_resharding(emulator, kinesis, stream, read_kinesis, sink, **options: str) -> None:
