@@ -47,10 +47,11 @@ def test_executor_killed_while_holding_prefetched_blocks(kinesis, emulator, stre
 
 def test_driver_killed_mid_batch_restarts_from_checkpoint(kinesis, emulator, stream, spark, tmp_path, cluster_job):
     name = stream(2)
-    producer = KeyedProducer(emulator.endpoint, name).start()
-    # Rows of one shard cost 20 ms each in their task, so a batch runs for seconds: the kill lands inside one.
+    # About 50 records/s a shard, and each row of shard 0 costs 10 ms in its task: a batch runs for seconds (the
+    # kill lands inside one), yet the query keeps up with the producer (half a second of work a second).
+    producer = KeyedProducer(emulator.endpoint, name, interval_s=0.2).start()
     job = cluster_job(
-        tmp_path / "job", source_options(emulator.endpoint, name), slow_shard="shardId-000000000000", slow_ms=20
+        tmp_path / "job", source_options(emulator.endpoint, name), slow_shard="shardId-000000000000", slow_ms=10
     ).start()
     batch = job.wait_progress(lambda p: p["numInputRows"] > 100)
     time.sleep(1.0)
