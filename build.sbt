@@ -42,10 +42,11 @@ lazy val connector = (project in file("connector-jvm"))
       "org.apache.spark" %% "spark-sql" % sparkVersionFor(scalaBinaryVersion.value) % Provided,
       "org.scalatest" %% "scalatest" % "3.2.19" % Test
     ),
-    // 2.13 collection methods on 2.12 (minOption, groupMapReduce, scala.jdk.CollectionConverters): Spark 3.5 puts
-    // this version of scala-collection-compat on the classpath, hence `provided`, and no newer API can slip in.
-    // On 2.13 the calls compile to the standard library's own methods: nothing of it is needed at run time.
-    libraryDependencies += "org.scala-lang.modules" %% "scala-collection-compat" % "2.7.0" % Provided,
+    // 2.13 collection methods on 2.12 (minOption, groupMapReduce, scala.jdk.CollectionConverters). Spark 3.5 itself
+    // depends on this version of scala-collection-compat, so it is on every Spark 3.5 classpath and no newer API
+    // can slip in; on 2.13 the calls compile to the standard library's own methods. Either way nothing of it
+    // belongs in the jar or the POM: "compile-internal" puts it on the compile classpath only.
+    libraryDependencies += "org.scala-lang.modules" %% "scala-collection-compat" % "2.7.0" % "compile-internal",
     Compile / unmanagedSourceDirectories +=
       (Compile / sourceDirectory).value / sparkSourceLine(scalaBinaryVersion.value),
     Test / unmanagedSourceDirectories +=
