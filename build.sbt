@@ -69,6 +69,9 @@ lazy val connector = (project in file("connector-jvm"))
       "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.lang=ALL-UNNAMED",
       "--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED"),
     Test / parallelExecution := false,
+    // One JUnit XML folder per Scala version (target/scala-2.1x/test-reports), so the 2.12 run does not overwrite
+    // the 2.13 reports dev/test.sh sums up.
+    Test / testReportsDirectory := crossTarget.value / "test-reports",
 
     // --- the shaded jar ---------------------------------------------------------------------------------
     assembly / assemblyJarName := s"kinesis-spark-assembly_${scalaBinaryVersion.value}-${version.value}.jar",
