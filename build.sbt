@@ -7,15 +7,25 @@ val versions: Properties = {
   IO.reader(file("versions.properties"))(r => p.load(r))
   p
 }
-val sparkVersion = versions.getProperty("spark")
+// Two builds from one source tree, one per Scala binary version, each against its own Spark line:
+//   build/sbt connector/test connector/assembly                 Spark 4.x, Scala 2.13 (the default)
+//   build/sbt "++2.12 connector/test" "++2.12 connector/assembly"  Spark 3.5, Scala 2.12 (the cross build)
+// Sources differ only where Spark's API does: src/main/spark-4 and src/main/spark-3.5 (see sparkSourceLine).
+val scala213 = versions.getProperty("scala")
+val scala212 = versions.getProperty("cross.scala")
+def sparkVersionFor(scalaBinary: String): String =
+  if (scalaBinary == "2.12") versions.getProperty("cross.spark") else versions.getProperty("spark")
+// The folder of Spark-line-specific sources: "spark-3.5" or "spark-4".
+def sparkSourceLine(scalaBinary: String): String = if (scalaBinary == "2.12") "spark-3.5" else "spark-4"
 val awsSdkVersion = "2.52.0"
 val shadePrefix = "io.kinesisspark.shaded"
 
 ThisBuild / organization := "io.github.kinesis-spark"
 ThisBuild / version := versions.getProperty("kinesis-spark")
-ThisBuild / scalaVersion := versions.getProperty("scala")
+ThisBuild / scalaVersion := scala213
+ThisBuild / crossScalaVersions := Seq(scala213, scala212)
 ThisBuild / javacOptions ++= Seq("--release", "17")
-ThisBuild / scalacOptions ++= Seq("-release", "17", "-deprecation", "-feature", "-unchecked", "-Xlint:-byname-implicit,_")
+ThisBuild / scalacOptions ++= Seq("-release", "17", "-deprecation", "-feature", "-unchecked")
 
 lazy val root = (project in file("."))
   .aggregate(connector)
@@ -24,10 +34,23 @@ lazy val root = (project in file("."))
 lazy val connector = (project in file("connector-jvm"))
   .settings(
     name := "kinesis-spark",
+    // 2.12 has no byname-implicit lint to turn off. On 2.13 `import scala.collection.compat._` brings nothing
+    // (the standard library has it all), so its unused-import warning is silenced.
+    scalacOptions ++= (if (scalaBinaryVersion.value == "2.12") Seq("-Xlint")
+                       else Seq("-Xlint:-byname-implicit,_", "-Wconf:origin=scala.collection.compat.*:s")),
     libraryDependencies ++= Seq(
-      "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
+      "org.apache.spark" %% "spark-sql" % sparkVersionFor(scalaBinaryVersion.value) % Provided,
       "org.scalatest" %% "scalatest" % "3.2.19" % Test
     ),
+    // 2.13 collection methods on 2.12 (minOption, groupMapReduce, scala.jdk.CollectionConverters). Spark 3.5 itself
+    // depends on this version of scala-collection-compat, so it is on every Spark 3.5 classpath and no newer API
+    // can slip in; on 2.13 the calls compile to the standard library's own methods. Either way nothing of it
+    // belongs in the jar or the POM: "compile-internal" puts it on the compile classpath only.
+    libraryDependencies += "org.scala-lang.modules" %% "scala-collection-compat" % "2.7.0" % "compile-internal",
+    Compile / unmanagedSourceDirectories +=
+      (Compile / sourceDirectory).value / sparkSourceLine(scalaBinaryVersion.value),
+    Test / unmanagedSourceDirectories +=
+      (Test / sourceDirectory).value / sparkSourceLine(scalaBinaryVersion.value),
     // SLF4J comes from Spark at run time; the SDK must not bring a second copy into the shaded jar.
     libraryDependencies ++= Seq(
       "software.amazon.awssdk" % "kinesis" % awsSdkVersion,
@@ -46,6 +69,9 @@ lazy val connector = (project in file("connector-jvm"))
       "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/java.lang=ALL-UNNAMED",
       "--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED"),
     Test / parallelExecution := false,
+    // One JUnit XML folder per Scala version (target/scala-2.1x/test-reports), so the 2.12 run does not overwrite
+    // the 2.13 reports dev/test.sh sums up.
+    Test / testReportsDirectory := crossTarget.value / "test-reports",
 
     // --- the shaded jar ---------------------------------------------------------------------------------
     assembly / assemblyJarName := s"kinesis-spark-assembly_${scalaBinaryVersion.value}-${version.value}.jar",

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Puts the assembled connector jar and versions.properties inside the Python package (python/src/kinesis_spark/,
-# both gitignored), so an editable install, an sdist or a wheel carries them. With --wheel, also builds the wheel
-# into python/dist/. Builds no jar itself: run `build/sbt connector/assembly` first.
+# Puts the assembled connector jars and versions.properties inside the Python package (python/src/kinesis_spark/,
+# all gitignored), so an editable install, an sdist or a wheel carries them: one jar per Spark line, the Spark 4.x
+# one (Scala 2.13) and the Spark 3.5 one (Scala 2.12); the package picks the one of the installed pyspark. With
+# --wheel, also builds the wheel into python/dist/, and then both jars must exist. Without it, a missing Spark 3.5
+# jar is only warned about (enough for working on Spark 4 alone). Builds no jar itself: run
+# `build/sbt connector/assembly "++2.12 connector/assembly"` first.
 #
 # Usage: dev/build-python.sh [--wheel]      (PYTHON selects the interpreter for --wheel; default python3)
 set -euo pipefail
@@ -13,7 +16,7 @@ wheel=false
 for arg in "$@"; do
   case "$arg" in
     --wheel) wheel=true ;;
-    -h|--help) sed -n '2,6s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,8s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "dev/build-python.sh: unknown argument '$arg' (usage: dev/build-python.sh [--wheel])" >&2; exit 2 ;;
   esac
 done
@@ -25,26 +28,40 @@ property() {
   printf '%s' "$value"
 }
 version="$(property kinesis-spark)"
-scala="$(property scala)"
-scala_binary="${scala%.*}"   # 2.13.18 -> 2.13, the suffix sbt puts in the jar name
 
-jar_name="kinesis-spark-assembly_${scala_binary}-${version}.jar"
-jar="$root/connector-jvm/target/scala-${scala_binary}/$jar_name"
-if [[ ! -f "$jar" ]]; then
-  echo "dev/build-python.sh: ${jar#"$root"/} not found; build it first with: build/sbt connector/assembly" >&2
-  exit 1
-fi
-# sbt leaves the old jar in place when a later build fails; say so rather than ship stale code silently.
-newer_source="$(find "$root/connector-jvm/src/main" -type f -newer "$jar" -print -quit 2>/dev/null || true)"
-if [[ -n "$newer_source" ]]; then
-  echo "dev/build-python.sh: warning: ${newer_source#"$root"/} is newer than $jar_name; rerun build/sbt connector/assembly" >&2
-fi
+# The jar of each Spark line, as "<scala key>:<command that builds it>"; the first is required, the second (cross)
+# only for a wheel.
+lines=("scala:build/sbt connector/assembly" "cross.scala:build/sbt \"++2.12 connector/assembly\"")
+jars=()
+sources=()
+for entry in "${lines[@]}"; do
+  key="${entry%%:*}" build="${entry#*:}"
+  scala="$(property "$key")"
+  scala_binary="${scala%.*}"   # 2.13.18 -> 2.13, the suffix sbt puts in the jar name
+  jar_name="kinesis-spark-assembly_${scala_binary}-${version}.jar"
+  jar="$root/connector-jvm/target/scala-${scala_binary}/$jar_name"
+  if [[ ! -f "$jar" ]]; then
+    if [[ "$key" == scala ]] || $wheel; then
+      echo "dev/build-python.sh: ${jar#"$root"/} not found; build it first with: $build" >&2
+      exit 1
+    fi
+    echo "dev/build-python.sh: warning: ${jar#"$root"/} not found, so this package has no Spark 3.5 jar; build it with: $build" >&2
+    continue
+  fi
+  # sbt leaves the old jar in place when a later build fails; say so rather than ship stale code silently.
+  newer_source="$(find "$root/connector-jvm/src/main" -type f -newer "$jar" -print -quit 2>/dev/null || true)"
+  if [[ -n "$newer_source" ]]; then
+    echo "dev/build-python.sh: warning: ${newer_source#"$root"/} is newer than $jar_name; rerun $build" >&2
+  fi
+  jars+=("$jar_name")
+  sources+=("$jar")
+done
 
 mkdir -p "$package/jars"
 rm -f "$package/jars/"*.jar
-cp "$jar" "$package/jars/$jar_name"
+cp "${sources[@]}" "$package/jars/"
 cp "$root/versions.properties" "$package/versions.properties"
-echo "dev/build-python.sh: bundled $jar_name and versions.properties into ${package#"$root"/}" >&2
+echo "dev/build-python.sh: bundled ${jars[*]} and versions.properties into ${package#"$root"/}" >&2
 
 if $wheel; then
   # setuptools reuses python/build/ between runs and would package jars deleted above; start clean.
@@ -53,11 +70,11 @@ if $wheel; then
   rm -f "$root/python/dist/kinesis_spark-${version}-"*.whl
   "$python" -m pip wheel --no-deps --disable-pip-version-check -w "$root/python/dist" "$root/python" >&2
   whl="$(ls "$root/python/dist/kinesis_spark-${version}-"*.whl)"
-  "$python" - "$whl" "kinesis_spark/jars/$jar_name" <<'PY'
+  "$python" - "$whl" "${jars[@]/#/kinesis_spark/jars/}" <<'PY'
 import sys, zipfile
-whl, jar = sys.argv[1], sys.argv[2]
+whl, jars = sys.argv[1], sys.argv[2:]
 names = zipfile.ZipFile(whl).namelist()
-missing = [n for n in (jar, "kinesis_spark/versions.properties", "kinesis_spark/py.typed") if n not in names]
+missing = [n for n in (*jars, "kinesis_spark/versions.properties", "kinesis_spark/py.typed") if n not in names]
 if missing:
     sys.exit(f"dev/build-python.sh: {whl} lacks {', '.join(missing)}")
 PY

@@ -4,14 +4,30 @@
 # kinesis_spark package (editable) once python/pyproject.toml exists. A stamp file records what was
 # installed, so a second run with unchanged inputs returns at once.
 # Prints nothing on stdout but the venv's path, so callers can do venv="$(bash dev/python-env.sh)".
+#
+# With --cross, the same for the cross build's Spark line (Spark 3.5, whose jar is Scala 2.12): pyspark pinned to
+# cross.spark, in .venv-spark<MAJOR.MINOR> (KINESIS_SPARK_CROSS_VENV overrides), for the Spark 3.5 smoke suite.
+#
+# Usage: dev/python-env.sh [--cross]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-venv="${KINESIS_SPARK_VENV:-$root/.venv}"
 python="${PYTHON:-python3}"
-stamp="$venv/.kinesis-spark-requirements"
 
-spark_version="$(sed -n 's/^spark *= *//p' "$root/versions.properties" | tr -d '[:space:]')"
-[[ -n "$spark_version" ]] || { echo "dev/python-env.sh: no spark= line in versions.properties" >&2; exit 1; }
+key=spark
+case "${1:-}" in
+  "") ;;
+  --cross) key=cross.spark ;;
+  *) echo "dev/python-env.sh: unknown argument '$1' (usage: dev/python-env.sh [--cross])" >&2; exit 2 ;;
+esac
+spark_version="$(sed -n "s/^${key//./\\.} *= *//p" "$root/versions.properties" | tr -d '[:space:]')"
+[[ -n "$spark_version" ]] || { echo "dev/python-env.sh: no $key= line in versions.properties" >&2; exit 1; }
+if [[ "$key" == spark ]]; then
+  venv="${KINESIS_SPARK_VENV:-$root/.venv}"
+else
+  minor="$(cut -d. -f1,2 <<<"$spark_version")"
+  venv="${KINESIS_SPARK_CROSS_VENV:-$root/.venv-spark$minor}"
+fi
+stamp="$venv/.kinesis-spark-requirements"
 
 requirements="$(printf 'pyspark==%s\n' "$spark_version"; grep -v '^[[:space:]]*#' "$root/tests-integration/requirements.txt")"
 package_pyproject="$root/python/pyproject.toml"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds and tests everything, from a fresh clone on a fresh machine: system prerequisites, the connector's
-# unit tests and assembly jar, the Python environment, the Kinesis emulator, then the Python package's lint and
-# type checks (ruff, mypy) and tests, and the end-to-end suite. JUnit XML reports go to target/test-reports/.
+# unit tests and assembly jar for both Spark lines (Spark 4 / Scala 2.13, and the cross build for Spark 3.5 /
+# Scala 2.12), the Python environments, the Kinesis emulator, then the Python package's lint and type checks
+# (ruff, mypy) and tests, the end-to-end suite on Spark 4, and its spark35_smoke tests again on Spark 3.5 (a
+# second venv with pyspark 3.5; the same JDK 17). JUnit XML reports go to target/test-reports/.
 # Exits non-zero if anything fails.
 #
 # SKIP_JVM_BUILD=1 reuses the jar already in connector-jvm/target (for iterating on Python-side tests).
@@ -11,12 +13,13 @@ cd "$root"
 
 bash dev/prerequisites.sh
 if [[ "${SKIP_JVM_BUILD:-0}" != 1 ]]; then
-  build/sbt connector/test connector/assembly
+  build/sbt connector/test connector/assembly "++2.12 connector/test" "++2.12 connector/assembly"
 fi
 if [[ -f dev/build-python.sh ]]; then
   bash dev/build-python.sh
 fi
 venv="$(bash dev/python-env.sh)"
+venv_cross="$(bash dev/python-env.sh --cross)"
 bash dev/emulator/install.sh
 
 reports="$root/target/test-reports"
@@ -41,6 +44,14 @@ for suite in "${suites[@]}"; do
   echo "== pytest $suite" >&2
   (cd "$suite" && "$venv/bin/python" -m pytest -q --junitxml="$reports/pytest-$suite.xml") || status=1
 done
+# The same harness and tests, on Spark 3.5 with the Scala 2.12 jar (picked by the package for pyspark 3.5): only
+# those marked spark35_smoke, a read with restart, AvailableNow, read limits and sink round trips.
+if [[ -d tests-integration ]]; then
+  echo "== pytest tests-integration -m spark35_smoke (pyspark 3.5)" >&2
+  (cd tests-integration && "$venv_cross/bin/python" -m pytest -q -m spark35_smoke \
+    --junitxml="$reports/pytest-tests-integration-spark3.5.xml") || status=1
+  suites+=(tests-integration-spark3.5)
+fi
 
 # One summary over every runner: the Scala suites (sbt's JUnit XML) and each pytest suite.
 "$venv/bin/python" - "$reports" "${suites[@]}" <<'PY'
@@ -49,7 +60,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 reports, suites = Path(sys.argv[1]), sys.argv[2:]
-sources = {"scala": sorted(Path("connector-jvm/target/test-reports").glob("*.xml"))}
+# sbt writes each Scala version's reports under its own target folder (build.sbt: testReportsDirectory).
+sources = {f"scala-{v}": sorted(Path(f"connector-jvm/target/scala-{v}/test-reports").glob("*.xml"))
+           for v in ("2.13", "2.12")}
 sources.update({suite: [reports / f"pytest-{suite}.xml"] for suite in suites})
 totals = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
 for name, files in sources.items():

@@ -7,13 +7,13 @@ import sbtassembly.AssemblyPlugin.autoImport._
 
 /**
  * Maven publishing of the connector, so that `spark-submit --packages <organization>:kinesis-spark_2.13:<version>`
- * works: the published main jar is the shaded assembly, and the POM lists only what the runtime provides (Spark and
- * Scala, as `provided`), never the dependencies already shaded inside the jar, which Ivy would otherwise fetch and put
- * on the classpath next to Spark's own.
+ * (Spark 4.x) or `kinesis-spark_2.12` (Spark 3.5) works: the published main jar is the shaded assembly, and the POM
+ * lists only what the runtime provides (Spark and Scala, as `provided`), never the dependencies already shaded inside
+ * the jar, which Ivy would otherwise fetch and put on the classpath next to Spark's own. sbt's `+` publishes both.
  *
  * {{{
- *   KINESIS_SPARK_PUBLISH_TO=/tmp/repo build/sbt connector/publish   # a Maven repository in a directory
- *   build/sbt connector/publishM2                                   # ~/.m2/repository
+ *   KINESIS_SPARK_PUBLISH_TO=/tmp/repo build/sbt "+connector/publish"   # a Maven repository in a directory
+ *   build/sbt "+connector/publishM2"                                   # ~/.m2/repository
  * }}}
  */
 object Publishing {

@@ -23,13 +23,28 @@ def read_properties(path: Path) -> dict[str, str]:
     return props
 
 
-def pyspark_requirement(spark: str) -> str:
-    # Spark 4.2.0 -> "pyspark>=4.2.0,<4.3": the connector is compiled against one Spark minor version.
-    match = re.fullmatch(r"(\d+)\.(\d+)\.\d+", spark)
+def parse_spark(spark: str) -> tuple[int, int, int]:
+    match = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", spark)
     if match is None:
-        raise SystemExit(f"versions.properties: spark={spark!r} is not a MAJOR.MINOR.PATCH version")
-    major, minor = int(match.group(1)), int(match.group(2))
-    return f"pyspark>={spark},<{major}.{minor + 1}"
+        raise SystemExit(f"versions.properties: Spark version {spark!r} is not a MAJOR.MINOR.PATCH version")
+    return int(match.group(1)), int(match.group(2)), int(match.group(3))
+
+
+def pyspark_requirement(spark: str, cross_spark: str | None = None) -> str:
+    # Each jar is compiled against one Spark minor version: spark=4.2.0 alone gives "pyspark>=4.2.0,<4.3".
+    # With the cross build (cross.spark=3.5.9) the wheel runs on either line, a union that one specifier can
+    # only say by exclusion: "pyspark>=3.5.9,<4.3,!=4.0.*,!=4.1.*". Spark 3.5 is the last 3.x minor version,
+    # so only the newer major's earlier minors (and patches) lie between the two lines.
+    major, minor, patch = parse_spark(spark)
+    if cross_spark is None:
+        return f"pyspark>={spark},<{major}.{minor + 1}"
+    low_major, low_minor, _ = parse_spark(cross_spark)
+    if (low_major, low_minor) >= (major, minor):
+        raise SystemExit(f"versions.properties: cross.spark={cross_spark} must be older than spark={spark}")
+    first_minor = low_minor + 1 if low_major == major else 0
+    excluded = [f"!={major}.{m}.*" for m in range(first_minor, minor)]
+    excluded += [f"!={major}.{minor}.{p}" for p in range(patch)]
+    return ",".join([f"pyspark>={cross_spark}", f"<{major}.{minor + 1}", *excluded])
 
 
 source = next((p for p in CANDIDATES if p.is_file()), None)
@@ -42,5 +57,5 @@ versions = read_properties(source)
 
 setup(
     version=versions["kinesis-spark"],
-    install_requires=[pyspark_requirement(versions["spark"])],
+    install_requires=[pyspark_requirement(versions["spark"], versions.get("cross.spark"))],
 )

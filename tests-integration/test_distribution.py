@@ -40,14 +40,16 @@ def fresh_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return venv
 
 
-def test_the_wheel_holds_the_jar_and_the_type_marker(wheel: Path):
+def test_the_wheel_holds_both_jars_and_the_type_marker(wheel: Path):
     names = zipfile.ZipFile(wheel).namelist()
-    jars = [name for name in names if name.startswith("kinesis_spark/jars/") and name.endswith(".jar")]
-    assert len(jars) == 1, names
+    jars = sorted(name for name in names if name.startswith("kinesis_spark/jars/") and name.endswith(".jar"))
+    # One per Spark line: Scala 2.12 for Spark 3.5, Scala 2.13 for Spark 4.
+    assert [jar.split("_")[-1].split("-")[0] for jar in jars] == ["2.12", "2.13"], names
     assert "kinesis_spark/py.typed" in names
     assert "kinesis_spark/versions.properties" in names
-    with zipfile.ZipFile(wheel) as archive, archive.open(jars[0]) as jar, zipfile.ZipFile(jar) as inner:
-        assert "io/kinesisspark/KinesisSourceProvider.class" in inner.namelist()
+    for name in jars:
+        with zipfile.ZipFile(wheel) as archive, archive.open(name) as jar, zipfile.ZipFile(jar) as inner:
+            assert "io/kinesisspark/KinesisSourceProvider.class" in inner.namelist(), name
 
 
 def test_a_fresh_venv_reads_a_stream_with_the_bundled_jar(fresh_venv: Path, kinesis, stream, emulator, tmp_path):

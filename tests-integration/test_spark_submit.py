@@ -1,7 +1,8 @@
 """``spark-submit --packages``: the connector published by sbt (``bash dev/publish-maven.sh DIR``) into a Maven
 repository in a directory, resolved from there by Spark's own Ivy (a per-test ``spark.jars.ivy``, so nothing
-comes from or goes to ~/.ivy2), and used by a PySpark job against the emulator. The POM must list only what
-Spark provides; the shaded dependencies are inside the jar.
+comes from or goes to ~/.ivy2), and used by a PySpark job against the emulator. Both artifacts are published
+(``_2.13`` for Spark 4, ``_2.12`` for Spark 3.5); the one of the installed pyspark's Scala version is used. The
+POM must list only what Spark provides; the shaded dependencies are inside the jar.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 import pyspark
 import pytest
 from harness.jobs import READ_STREAM_JOB, job_result, run_checked
-from harness.spark import REPO_ROOT
+from harness.spark import REPO_ROOT, SCALA_BINARY
 
 POM_NS = {"m": "http://maven.apache.org/POM/4.0.0"}
 SUBMIT_TIMEOUT_S = 600
@@ -23,12 +24,14 @@ SUBMIT_TIMEOUT_S = 600
 
 @pytest.fixture(scope="module")
 def published(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ET.Element]:
-    """(the repository directory, the parsed POM) after publishing with the project's command."""
+    """(the repository directory, the parsed POM of this pyspark's Scala version) after publishing with the
+    project's command."""
     repo = tmp_path_factory.mktemp("maven") / "repo"
     result = run_checked(["bash", str(REPO_ROOT / "dev" / "publish-maven.sh"), str(repo)], timeout=SUBMIT_TIMEOUT_S)
-    poms = [Path(line) for line in result.stdout.splitlines() if line.endswith(".pom")]
-    assert len(poms) == 1, result.stdout
-    return repo, ET.parse(poms[0]).getroot()
+    poms = sorted(Path(line).name for line in result.stdout.splitlines() if line.endswith(".pom"))
+    assert [name.split("-")[1] for name in poms] == ["spark_2.12", "spark_2.13"], result.stdout
+    [pom] = [Path(line) for line in result.stdout.splitlines() if f"kinesis-spark_{SCALA_BINARY}-" in line]
+    return repo, ET.parse(pom).getroot()
 
 
 def coordinates(pom: ET.Element) -> str:
@@ -38,12 +41,12 @@ def coordinates(pom: ET.Element) -> str:
 def test_the_pom_lists_only_what_spark_provides(published):
     repo, pom = published
     group, artifact, version = coordinates(pom).split(":")
-    assert artifact == "kinesis-spark_2.13"
+    assert artifact == f"kinesis-spark_{SCALA_BINARY}"
     dependencies = {
         (d.findtext("m:artifactId", namespaces=POM_NS), d.findtext("m:scope", namespaces=POM_NS))
         for d in pom.iterfind("m:dependencies/m:dependency", POM_NS)
     }
-    assert dependencies == {("spark-sql_2.13", "provided"), ("scala-library", "provided")}
+    assert dependencies == {(f"spark-sql_{SCALA_BINARY}", "provided"), ("scala-library", "provided")}
 
     jar = repo.joinpath(*group.split("."), artifact, version, f"{artifact}-{version}.jar")
     names = set(zipfile.ZipFile(jar).namelist())

@@ -10,6 +10,7 @@ from kinesis_spark import (
     JarNotFoundError,
     KinesisSparkError,
     SessionWithoutJarError,
+    UnsupportedSparkVersionError,
     configure,
     jar_path,
 )
@@ -190,3 +191,98 @@ def test_configure_never_starts_a_jvm_itself(jar: str, monkeypatch: pytest.Monke
     monkeypatch.setattr(SparkContext, "_jvm", None)
     monkeypatch.setattr(SparkContext, "_ensure_initialized", launched)
     assert spark_jars(configure(SparkSession.builder)) == jar
+
+
+# --- which bundled jar: the one of the installed pyspark's Spark line ---------------------------------------
+
+JAR_212 = "kinesis-spark-assembly_2.12-9.8.7.jar"
+
+
+@pytest.fixture
+def both_jars(fake_package: FakePackage) -> dict[str, str]:
+    fake_package.write_properties(version="9.8.7")
+    return {"2.13": str(fake_package.add_jar(JAR)), "2.12": str(fake_package.add_jar(JAR_212))}
+
+
+@pytest.mark.parametrize(
+    ("pyspark", "scala"),
+    [("4.2.0", "2.13"), ("4.2.7", "2.13"), ("3.5.9", "2.12"), ("3.5.0", "2.12"), ("3.5.2.dev0", "2.12")],
+)
+def test_jar_path_picks_the_jar_of_the_installed_pyspark(
+    fake_package: FakePackage, both_jars: dict[str, str], pyspark: str, scala: str
+) -> None:
+    fake_package.pyspark = pyspark
+    assert jar_path() == both_jars[scala]
+
+
+def test_jar_path_for_a_spark_version_asked_for(fake_package: FakePackage, both_jars: dict[str, str]) -> None:
+    fake_package.pyspark = "4.2.0"
+    assert jar_path("3.5.4") == both_jars["2.12"]
+    assert jar_path(spark_version="4.2.1") == both_jars["2.13"]
+    with pytest.raises(UnsupportedSparkVersionError, match=r"Spark 4\.0\.0 \(as asked\)"):
+        jar_path("4.0.0")
+
+
+@pytest.mark.parametrize("pyspark", ["4.1.2", "4.0.0", "4.3.0", "3.4.4", "2.4.8", "nightly"])
+def test_an_unsupported_pyspark_is_named_with_the_supported_ones(
+    fake_package: FakePackage, both_jars: dict[str, str], pyspark: str
+) -> None:
+    fake_package.pyspark = pyspark
+    with pytest.raises(UnsupportedSparkVersionError) as info:
+        jar_path()
+    message = str(info.value)
+    assert f"no connector jar for Spark {pyspark} (the installed pyspark)" in message
+    assert "it supports Spark 4.2.x (Scala 2.13) and Spark 3.5.x (Scala 2.12)" in message
+    assert "pip install 'pyspark==4.2.*'" in message
+    assert info.value.spark_version == pyspark and info.value.supported == ["4.2", "3.5"]
+    assert isinstance(info.value, JarNotFoundError)
+
+
+def test_configure_adds_the_jar_of_the_installed_pyspark(
+    fake_package: FakePackage, both_jars: dict[str, str]
+) -> None:
+    fake_package.pyspark = "3.5.9"
+    assert spark_jars(configure(SparkSession.builder.config("spark.jars", "/opt/a.jar"))) == (
+        f"/opt/a.jar,{both_jars['2.12']}"
+    )
+
+
+def test_configure_refuses_an_unsupported_pyspark_and_leaves_the_builder(
+    fake_package: FakePackage, both_jars: dict[str, str]
+) -> None:
+    fake_package.pyspark = "4.1.0"
+    builder = SparkSession.builder.config("spark.jars", "/opt/a.jar")
+    with pytest.raises(UnsupportedSparkVersionError, match=r"Spark 4\.1\.0"):
+        configure(builder)
+    assert spark_jars(builder) == "/opt/a.jar"
+
+
+def test_a_missing_spark_35_jar_says_how_to_build_it(fake_package: FakePackage) -> None:
+    fake_package.write_properties(version="9.8.7")
+    fake_package.add_jar(JAR)
+    fake_package.pyspark = "3.5.9"
+    with pytest.raises(JarNotFoundError) as info:
+        jar_path()
+    message = str(info.value)
+    assert JAR_212 in message and "(for Spark 3.5)" in message
+    assert 'build/sbt "++2.12 connector/assembly"' in message
+    assert not isinstance(info.value, UnsupportedSparkVersionError)
+
+
+def test_a_package_built_without_the_cross_line_supports_spark_4_only(fake_package: FakePackage) -> None:
+    fake_package.write_properties(version="9.8.7", cross=None)
+    jar = fake_package.add_jar(JAR)
+    assert jar_path() == str(jar)
+    fake_package.pyspark = "3.5.9"
+    with pytest.raises(UnsupportedSparkVersionError, match=r"it supports Spark 4\.2\.x \(Scala 2\.13\)\."):
+        jar_path()
+
+
+def test_the_data_source_message_explains_an_unsupported_pyspark(
+    fake_package: FakePackage, both_jars: dict[str, str]
+) -> None:
+    from kinesis_spark._jar import data_source_not_found_message
+
+    fake_package.pyspark = "4.1.0"
+    message = data_source_not_found_message()
+    assert "jar_path(), which failed: kinesis-spark has no connector jar for Spark 4.1.0" in message

@@ -4,6 +4,8 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
 
 import kinesis_spark
 from conftest import REPO_PROPERTIES, FakePackage
@@ -27,15 +29,31 @@ def test_version_is_the_one_in_versions_properties() -> None:
 @needs_repo
 def test_installed_metadata_comes_from_versions_properties() -> None:
     props = read_properties(REPO_PROPERTIES)
-    major, minor, _ = props["spark"].split(".")
     meta = installed_metadata()
     assert meta["Version"] == props["kinesis-spark"]
     requires = meta.get_all("Requires-Dist") or []
-    pyspark = [r.replace(" ", "") for r in requires if r.startswith("pyspark")]
+    pyspark = [Requirement(r) for r in requires if r.startswith("pyspark")]
     assert len(pyspark) == 1
-    assert sorted(pyspark[0].removeprefix("pyspark").split(",")) == sorted(
-        [f">={props['spark']}", f"<{major}.{int(minor) + 1}"]
-    )
+    # Every patch release of the two Spark lines from the versions built against, and nothing else.
+    spark, cross = Version(props["spark"]), Version(props["cross.spark"])
+    accepted = [
+        props["spark"],
+        f"{spark.major}.{spark.minor}.{spark.micro + 1}",
+        props["cross.spark"],
+        f"{cross.major}.{cross.minor}.{cross.micro + 7}",
+    ]
+    refused = [
+        f"{spark.major}.{spark.minor + 1}.0",
+        f"{spark.major}.{spark.minor - 1}.0",
+        f"{spark.major}.0.0",
+        f"{cross.major}.{cross.minor - 1}.0",
+        f"{spark.major + 1}.0.0",
+    ]
+    if cross.micro > 0:
+        refused.append(f"{cross.major}.{cross.minor}.{cross.micro - 1}")
+    if spark.micro > 0:
+        refused.append(f"{spark.major}.{spark.minor}.{spark.micro - 1}")
+    assert [v for v in accepted + refused if v in pyspark[0].specifier] == accepted, pyspark[0]
 
 
 def test_packaged_properties_win(fake_package: FakePackage) -> None:

@@ -12,10 +12,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pyspark
 from pyspark.sql import SparkSession
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-ASSEMBLY_GLOB = "connector-jvm/target/scala-2.13/kinesis-spark-assembly_2.13-*.jar"
+# pyspark 3.x runs Scala 2.12, pyspark 4.x Scala 2.13: the sbt assembly of the matching cross build.
+SCALA_BINARY = "2.12" if pyspark.__version__.startswith("3.") else "2.13"
+ASSEMBLY_GLOB = f"connector-jvm/target/scala-{SCALA_BINARY}/kinesis-spark-assembly_{SCALA_BINARY}-*.jar"
 
 
 def connector_jar() -> Path:

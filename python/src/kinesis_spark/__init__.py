@@ -39,6 +39,7 @@ from .errors import (
     KinesisTlsError,
     SessionWithoutJarError,
     StreamNotFoundError,
+    UnsupportedSparkVersionError,
     translate_errors,
 )
 
@@ -62,6 +63,7 @@ __all__ = [
     "OptionValue",
     "SessionWithoutJarError",
     "StreamNotFoundError",
+    "UnsupportedSparkVersionError",
     "__version__",
     "configure",
     "errors",

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _option_keys as keys
-from . import _versions
+from . import _spark_lines, _versions
 from .errors import JarNotFoundError, SessionWithoutJarError
 
 if TYPE_CHECKING:
@@ -21,17 +21,25 @@ _PROVIDER_CLASS = keys.PROVIDER_CLASS
 _GATEWAY_PORT = "PYSPARK_GATEWAY_PORT"
 
 _BUILD_HINT = (
-    "build it from a checkout of the repository with `build/sbt connector/assembly`, then "
-    "`bash dev/build-python.sh` (copies it into the package) and reinstall; "
-    "or install a released kinesis-spark wheel, which bundles it"
+    "build it from a checkout of the repository with `build/sbt connector/assembly` (Spark 4) or "
+    '`build/sbt "++2.12 connector/assembly"` (Spark 3.5), then `bash dev/build-python.sh` (copies the jars '
+    "into the package) and reinstall; or install a released kinesis-spark wheel, which bundles them"
 )
 
 
-def jar_path() -> str:
-    """Return the path of the connector jar bundled in this package.
+def jar_path(spark_version: str | None = None) -> str:
+    """Return the path of the bundled connector jar that runs on the installed pyspark's Spark version.
 
-    The file is ``kinesis_spark/jars/kinesis-spark-assembly_<scala>-<version>.jar`` inside the installed
-    package, for example ``kinesis-spark-assembly_2.13-0.1.0.jar``.
+    The package bundles one jar per supported Spark line, built from the same sources:
+    ``kinesis_spark/jars/kinesis-spark-assembly_2.13-<version>.jar`` for Spark 4.x and
+    ``kinesis-spark-assembly_2.12-<version>.jar`` for Spark 3.5. The one whose Spark ``MAJOR.MINOR``
+    is the installed pyspark's is returned.
+
+    Parameters
+    ----------
+    spark_version : str, optional
+        Pick the jar for this Spark version instead of the installed pyspark's, for example to hand the right
+        jar to ``spark-submit --jars`` of a cluster with another Spark.
 
     Returns
     -------
@@ -40,27 +48,43 @@ def jar_path() -> str:
 
     Raises
     ------
+    UnsupportedSparkVersionError
+        If no bundled jar is built for that Spark version; the message names it and the supported ones.
     JarNotFoundError
-        If the package holds no jar (typically a source install without ``bash dev/build-python.sh``).
+        If the package holds no such jar (typically a source install without ``bash dev/build-python.sh``).
 
     Examples
     --------
     >>> import kinesis_spark
     >>> kinesis_spark.jar_path()  # doctest: +SKIP
     '/.../site-packages/kinesis_spark/jars/kinesis-spark-assembly_2.13-0.1.0.jar'
+    >>> kinesis_spark.jar_path("3.5.4")  # doctest: +SKIP
+    '/.../site-packages/kinesis_spark/jars/kinesis-spark-assembly_2.12-0.1.0.jar'
     """
     package_dir = _versions.PACKAGE_DIR
     props = _versions.packaged_properties()
-    if props is None or "kinesis-spark" not in props or "scala" not in props:
+    lines = _spark_lines.spark_lines(props or {})
+    if props is None or "kinesis-spark" not in props or not lines:
         raise JarNotFoundError(
             f"the kinesis-spark connector jar is not bundled in {package_dir} "
             f"(no versions.properties next to it); {_BUILD_HINT}"
         )
-    scala_binary = ".".join(props["scala"].split(".")[:2])
-    path = package_dir / "jars" / f"kinesis-spark-assembly_{scala_binary}-{props['kinesis-spark']}.jar"
+    if spark_version is None:
+        line = _spark_lines.line_for(_installed_pyspark_version(), lines)
+    else:
+        line = _spark_lines.line_for(spark_version, lines, whose="as asked")
+    path = package_dir / "jars" / line.jar_name(props["kinesis-spark"])
     if not path.is_file():
-        raise JarNotFoundError(f"the kinesis-spark connector jar {path} does not exist; {_BUILD_HINT}")
+        raise JarNotFoundError(
+            f"the kinesis-spark connector jar {path} (for Spark {line.minor}) does not exist; {_BUILD_HINT}"
+        )
     return str(path)
+
+
+def _installed_pyspark_version() -> str:
+    import pyspark
+
+    return str(pyspark.__version__)
 
 
 def configure(builder: SparkSession.Builder) -> SparkSession.Builder:

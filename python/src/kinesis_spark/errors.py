@@ -39,6 +39,7 @@ __all__ = [
     "KinesisTlsError",
     "SessionWithoutJarError",
     "StreamNotFoundError",
+    "UnsupportedSparkVersionError",
     "conflicting_options",
     "invalid_option",
     "missing_option",
@@ -150,6 +151,33 @@ class JarNotFoundError(KinesisSparkError, FileNotFoundError):
     Usually the package was installed from a source tree without building the jar first;
     ``bash dev/build-python.sh`` builds nothing but copies the assembled jar into the package.
     """
+
+
+class UnsupportedSparkVersionError(JarNotFoundError):
+    """The package bundles no connector jar for this Spark version.
+
+    The package holds one jar per supported Spark line (Spark 4.x on Scala 2.13, Spark 3.5 on Scala 2.12), and
+    picks the one of the installed pyspark's ``MAJOR.MINOR``; another version has none. Also a
+    :class:`JarNotFoundError`: the jar this Spark needs is not in the package.
+
+    Attributes
+    ----------
+    spark_version : str
+        The Spark version no jar fits, as given (usually ``pyspark.__version__``).
+    supported : list[str]
+        The Spark ``MAJOR.MINOR`` versions the package has jars for, for example ``['4.2', '3.5']``.
+
+    Examples
+    --------
+    >>> error = UnsupportedSparkVersionError("no jar", spark_version="4.1.0", supported=["4.2", "3.5"])
+    >>> isinstance(error, JarNotFoundError), error.supported
+    (True, ['4.2', '3.5'])
+    """
+
+    def __init__(self, message: str, spark_version: str, supported: list[str]) -> None:
+        super().__init__(message)
+        self.spark_version = spark_version
+        self.supported = supported
 
 
 class DataSourceNotFoundError(KinesisSparkError):

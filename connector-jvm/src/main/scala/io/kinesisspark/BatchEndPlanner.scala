@@ -1,8 +1,9 @@
 package io.kinesisspark
 
+import scala.collection.compat._
 import scala.collection.mutable
 
-import org.apache.spark.sql.connector.read.streaming.{CompositeReadLimit, ReadAllAvailable, ReadLimit, ReadMaxBytes, ReadMaxRows}
+import org.apache.spark.sql.connector.read.streaming.{CompositeReadLimit, ReadAllAvailable, ReadLimit, ReadMaxRows}
 
 import io.kinesisspark.ShardPosition.Finished
 import io.kinesisspark.fetch.FetchedRange
@@ -28,7 +29,7 @@ object BatchEndPlanner {
     def of(limit: ReadLimit): Budget = limit match {
       case _: ReadAllAvailable    => Unbounded
       case r: ReadMaxRows         => Budget(Some(r.maxRows()), None)
-      case b: ReadMaxBytes        => Budget(None, Some(b.maxBytes()))
+      case ByteReadLimit(bytes)   => Budget(None, Some(bytes))
       case c: CompositeReadLimit  =>
         c.getReadLimits.map(of).foldLeft(Unbounded) { (a, b) =>
           Budget(min(a.maxRecords, b.maxRecords), min(a.maxBytes, b.maxBytes))

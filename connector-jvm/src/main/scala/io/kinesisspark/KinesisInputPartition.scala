@@ -1,5 +1,7 @@
 package io.kinesisspark
 
+import scala.collection.compat._
+
 import org.apache.spark.sql.connector.read.InputPartition
 
 import io.kinesisspark.aws.AwsConnection

@@ -68,7 +68,7 @@ object KinesisSourceOffset {
             case other       => throw new IllegalArgumentException(s"shards of '$stream' are not an object: $other")
           })
         }.toMap
-        case other => throw new IllegalArgumentException(s"\"streams\" is not an object: $other")
+        case other => throw new IllegalArgumentException(s""""streams" is not an object: $other""")
       }
       val created = parsed \ "created" match {
         case JNothing    => Map.empty[String, Long]
@@ -76,7 +76,7 @@ object KinesisSourceOffset {
           case (stream, JInt(ms)) => stream -> ms.toLong
           case (stream, other)    => throw new IllegalArgumentException(s"creation time of '$stream' is not a number: $other")
         }.toMap
-        case other => throw new IllegalArgumentException(s"\"created\" is not an object: $other")
+        case other => throw new IllegalArgumentException(s""""created" is not an object: $other""")
       }
       KinesisSourceOffset(streams, created)
     } catch {

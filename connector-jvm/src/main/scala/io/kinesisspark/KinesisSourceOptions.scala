@@ -141,13 +141,13 @@ object KinesisSourceOptions {
   private[kinesisspark] final case class StreamRef(name: String, arn: Option[StreamArn])
 
   /** Whether `name` is a valid Kinesis stream name (not an ARN). */
-  private[kinesisspark] def isStreamName(name: String): Boolean = StreamNamePattern.matches(name)
+  private[kinesisspark] def isStreamName(name: String): Boolean = StreamNamePattern.pattern.matcher(name).matches()
 
   /** A comma-separated list of stream names and stream ARNs. */
   private[kinesisspark] def parseStreams(value: String): Seq[StreamRef] =
     value.split(",").map(_.trim).toSeq.map {
       case arn @ StreamArnPattern(_, region, _, name) => StreamRef(name, Some(StreamArn(arn, region)))
-      case name if StreamNamePattern.matches(name) => StreamRef(name, None)
+      case name if StreamNamePattern.pattern.matcher(name).matches() => StreamRef(name, None)
       case _ => throw KinesisErrors.invalidOption(StreamName, value,
         "comma-separated stream names (1-128 characters from a-z, A-Z, 0-9, '_', '-' and '.') or stream ARNs " +
           "('arn:aws:kinesis:<region>:<account>:stream/<name>')")

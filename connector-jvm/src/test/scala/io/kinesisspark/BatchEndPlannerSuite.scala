@@ -45,8 +45,8 @@ class BatchEndPlannerSuite extends AnyFunSuite {
   }
 
   test("a byte limit, and the tighter of two limits") {
-    assert(plan(fromStart, Budget.of(ReadLimit.maxBytes(100))) == Map("a" -> AfterRecord("10"), "b" -> TrimHorizon))
-    val both = ReadLimit.compositeLimit(Array(ReadLimit.maxRows(40), ReadLimit.maxBytes(200)))
+    assert(plan(fromStart, Budget.of(ByteReadLimit(100))) == Map("a" -> AfterRecord("10"), "b" -> TrimHorizon))
+    val both = ReadLimit.compositeLimit(Array(ReadLimit.maxRows(40), ByteReadLimit(200)))
     assert(plan(fromStart, Budget.of(both)) == Map("a" -> AfterRecord("10"), "b" -> AfterRecord("11")))
   }
 

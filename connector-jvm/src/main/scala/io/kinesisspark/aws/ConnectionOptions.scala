@@ -69,11 +69,11 @@ object ConnectionOptions {
           .foreach(o => throw KinesisErrors.optionRequiresOther(o, RoleArn))
         base
       case Some(arn) =>
-        if (!RoleArnPattern.matches(arn.trim)) {
+        if (!RoleArnPattern.pattern.matcher(arn.trim).matches()) {
           throw KinesisErrors.invalidOption(RoleArn, arn, "an IAM role ARN such as 'arn:aws:iam::123456789012:role/kinesis-reader'")
         }
         val sessionName = get(RoleSessionName).map(_.trim).getOrElse(DefaultRoleSessionName)
-        if (!SessionNamePattern.matches(sessionName)) {
+        if (!SessionNamePattern.pattern.matcher(sessionName).matches()) {
           throw KinesisErrors.invalidOption(RoleSessionName, sessionName,
             "2 to 64 characters from a-z, A-Z, 0-9 and '=,.@-_'")
         }
@@ -85,7 +85,7 @@ object ConnectionOptions {
           (ms / 1000).toInt
         }.getOrElse(DefaultRoleSessionSeconds)
         val externalId = get(RoleExternalId).map(_.trim)
-        externalId.filterNot(ExternalIdPattern.matches).foreach { _ =>
+        externalId.filterNot(id => ExternalIdPattern.pattern.matcher(id).matches()).foreach { _ =>
           // The external id is a shared secret of sorts: describe what is wrong without echoing it.
           throw KinesisErrors.invalidOption(RoleExternalId, "<not shown>", "2 to 1,224 characters from a-z, A-Z, 0-9 and '+=,.@:/-'")
         }
@@ -117,7 +117,7 @@ object ConnectionOptions {
 
   private def parseRegion(option: String, value: String): String = {
     val v = value.trim
-    if (!RegionPattern.matches(v)) throw KinesisErrors.invalidOption(option, value, "an AWS region name such as 'us-east-1'")
+    if (!RegionPattern.pattern.matcher(v).matches()) throw KinesisErrors.invalidOption(option, value, "an AWS region name such as 'us-east-1'")
     v
   }
 

@@ -63,14 +63,14 @@ object EfoOptions {
       case Some(_)                => throw KinesisErrors.invalidOption(ConsumerMode, get(ConsumerMode).get, "'polling' or 'efo'")
     }
     val prefix = get(ConsumerNamePrefix).map(_.trim).getOrElse(DefaultConsumerNamePrefix)
-    if (!ConsumerNameChars.matches(prefix) || prefix.length > MaxConsumerNameLength - 1) {
+    if (!ConsumerNameChars.pattern.matcher(prefix).matches() || prefix.length > MaxConsumerNameLength - 1) {
       throw KinesisErrors.invalidOption(ConsumerNamePrefix, prefix,
         s"an empty string or up to ${MaxConsumerNameLength - 1} characters from a-z, A-Z, 0-9, '_', '.' and '-'")
     }
     val names = get(ConsumerName).map(_.split(",", -1).map(_.trim).toSeq).getOrElse(Nil)
     val room = MaxConsumerNameLength - prefix.length
     names.foreach { name =>
-      if (name.isEmpty || !ConsumerNameChars.matches(name) || name.length > room) {
+      if (name.isEmpty || !ConsumerNameChars.pattern.matcher(name).matches() || name.length > room) {
         throw KinesisErrors.invalidOption(ConsumerName, get(ConsumerName).get,
           s"a consumer name of 1 to $room characters from a-z, A-Z, 0-9, '_', '.' and '-' (Kinesis allows " +
             s"$MaxConsumerNameLength with the prefix '$prefix' of option '$ConsumerNamePrefix'), or a comma-separated " +

@@ -80,7 +80,7 @@ object KinesisConsumerManager {
   }
 
   private def checkName(name: String): Unit =
-    if (name == null || !NamePattern.matches(name)) {
+    if (name == null || !NamePattern.pattern.matcher(name).matches()) {
       throw KinesisErrors.invalidConsumerName(String.valueOf(name))
     }
 }

@@ -20,7 +20,7 @@ import io.kinesisspark.kpl.UserRecord
  * }}}
  */
 final class KinesisDataWriter(convert: RowConverter, sender: PutRecordsSender,
-    aggregator: Option[KplAggregator], metrics: SinkMetrics) extends DataWriter[InternalRow] {
+    aggregator: Option[KplAggregator], metrics: SinkMetrics) extends DataWriter[InternalRow] with FlushAfterAllRows {
 
   override def write(row: InternalRow): Unit = {
     val (stream, record) = convert(row)
@@ -30,21 +30,12 @@ final class KinesisDataWriter(convert: RowConverter, sender: PutRecordsSender,
     }
   }
 
-  /**
-   * Spark's writer task hands over all rows here, reads the task's metrics one last time, then commits: everything
-   * is sent and acknowledged before returning, so those metrics count every row.
-   */
-  override def writeAll(rows: java.util.Iterator[InternalRow]): Unit = {
-    while (rows.hasNext) write(rows.next())
-    flush()
-  }
-
   override def commit(): WriterCommitMessage = {
     flush()
     KinesisWriterCommitMessage(metrics.snapshot)
   }
 
-  private def flush(): Unit = {
+  override protected def flush(): Unit = {
     aggregator.foreach(_.flush())
     sender.flush()
   }

@@ -15,7 +15,7 @@ final class FakePutRecords {
   val stored = mutable.Map.empty[String, mutable.ArrayBuffer[PutEntry]]
   val calls = mutable.ArrayBuffer.empty[(String, IndexedSeq[PutEntry])]
   var refuse: (Int, PutEntry) => Option[String] = (_, _) => None
-  var failCall: Int => Option[Throwable] = _ => None
+  var failCall: Int => Option[Throwable] = (_: Int) => None
   var now = 0L
   val sleeps = mutable.ArrayBuffer.empty[Long]
 
