@@ -45,7 +45,8 @@ for suite in "${suites[@]}"; do
   (cd "$suite" && "$venv/bin/python" -m pytest -q --junitxml="$reports/pytest-$suite.xml") || status=1
 done
 # The same harness and tests, on Spark 3.5 with the Scala 2.12 jar (picked by the package for pyspark 3.5): only
-# those marked spark35_smoke, a read with restart, AvailableNow, read limits and sink round trips.
+# those marked spark35_smoke: a read with restart, AvailableNow, read limits, sink round trips, and
+# spark-submit --packages with the _2.12 Maven artifact.
 if [[ -d tests-integration ]]; then
   echo "== pytest tests-integration -m spark35_smoke (pyspark 3.5)" >&2
   (cd tests-integration && "$venv_cross/bin/python" -m pytest -q -m spark35_smoke \

@@ -71,7 +71,8 @@ final class KinesisMicroBatchStream(
   override def deserializeOffset(json: String): Offset = KinesisSourceOffset.fromJson(json)
 
   override def getDefaultReadLimit: ReadLimit = {
-    val limits = options.maxRecordsPerTrigger.map(ReadLimit.maxRows).toSeq ++ options.maxBytesPerTrigger.map(ByteReadLimit(_))
+    val limits =
+      options.maxRecordsPerTrigger.map(ReadLimit.maxRows).toSeq ++ options.maxBytesPerTrigger.map(ByteReadLimit(_))
     limits match {
       case Seq()      => ReadLimit.allAvailable()
       case Seq(limit) => limit

@@ -117,7 +117,9 @@ object ConnectionOptions {
 
   private def parseRegion(option: String, value: String): String = {
     val v = value.trim
-    if (!RegionPattern.pattern.matcher(v).matches()) throw KinesisErrors.invalidOption(option, value, "an AWS region name such as 'us-east-1'")
+    if (!RegionPattern.pattern.matcher(v).matches()) {
+      throw KinesisErrors.invalidOption(option, value, "an AWS region name such as 'us-east-1'")
+    }
     v
   }
 

@@ -81,5 +81,6 @@ object RowConverter {
   private val HashKeyPattern = "0|[1-9][0-9]{0,38}".r
 
   /** A decimal from 0 to 2^128-1 in Kinesis's form (no sign, no leading zeros). */
-  def isHashKey(key: String): Boolean = HashKeyPattern.pattern.matcher(key).matches() && BigInt(key) < UserRecord.HashKeySpace
+  def isHashKey(key: String): Boolean =
+    HashKeyPattern.pattern.matcher(key).matches() && BigInt(key) < UserRecord.HashKeySpace
 }
