@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from pathlib import Path
 
 import pytest
 from harness.emulator import KinesisEmulator
@@ -41,6 +42,37 @@ def test_executor_killed_while_holding_prefetched_blocks(kinesis, emulator, stre
     assert "is gone; re-reading" in job.executor_logs(), "no task had to re-read a lost block"
     record(f"both executor JVMs killed (SIGKILL) while holding prefetched blocks ({mode})",
            "blocks re-read from Kinesis by the next batch; query continued", delivery, recovery)
+    delivery.assert_exactly_once()
+    assert_per_key_order(rows, puts)
+
+
+def batch_running(checkpoint: Path) -> bool:
+    """A batch is planned (in the offset log) but not committed: the query is inside it."""
+    def last(folder: str) -> int:
+        return max((int(p.name) for p in (checkpoint / folder).iterdir() if p.name.isdigit()), default=-1)
+
+    return last("offsets") == last("commits") + 1
+
+
+def test_executors_killed_while_a_batch_is_running(kinesis, emulator, stream, spark, tmp_path, cluster_job):
+    """The batch's tasks die with their JVMs and run again on new executors, re-reading the lost blocks."""
+    name = stream(2)
+    # As in the driver test below: each row of shard 0 costs 10 ms, so a batch runs for seconds.
+    producer = KeyedProducer(emulator.endpoint, name, interval_s=0.2).start()
+    job = cluster_job(
+        tmp_path / "job", source_options(emulator.endpoint, name), slow_shard="shardId-000000000000", slow_ms=10
+    ).start()
+    job.wait_progress(lambda p: p["numInputRows"] > 100)
+    time.sleep(1.0)
+    running = batch_running(tmp_path / "job" / "checkpoint")
+    killed_at = time.time()
+    assert len(job.kill_executors()) == 2
+    assert running, "the kill did not land inside a batch"
+    recovery = delivered_after(job, killed_at)
+    producer.wait_rounds(20)
+    rows, puts, delivery = finish(job, producer, kinesis, name, spark, tmp_path / "job")
+    record("both executor JVMs killed (SIGKILL) while a batch was running",
+           "the batch's tasks ran again on new executors; query continued", delivery, recovery)
     delivery.assert_exactly_once()
     assert_per_key_order(rows, puts)
 
