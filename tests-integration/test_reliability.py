@@ -46,25 +46,27 @@ def test_executor_killed_while_holding_prefetched_blocks(kinesis, emulator, stre
     assert_per_key_order(rows, puts)
 
 
-def batch_running(checkpoint: Path) -> bool:
-    """A batch is planned (in the offset log) but not committed: the query is inside it."""
-    def last(folder: str) -> int:
-        return max((int(p.name) for p in (checkpoint / folder).iterdir() if p.name.isdigit()), default=-1)
+def last_batch(checkpoint: Path, log: str) -> int:
+    """The newest batch id in the checkpoint's ``offsets`` (planned) or ``commits`` (committed) log."""
+    return max((int(p.name) for p in (checkpoint / log).iterdir() if p.name.isdigit()), default=-1)
 
-    return last("offsets") == last("commits") + 1
+
+def start_with_a_slow_shard(emulator, cluster_job, name: str, root: Path):  # noqa: ANN001, ANN201
+    """A producer and a job whose batches run for seconds (so a kill lands inside one), yet keep up: about 50
+    records/s a shard, and each row of shard 0 costs 10 ms in its task. Returns them once a batch read records."""
+    producer = KeyedProducer(emulator.endpoint, name, interval_s=0.2).start()
+    job = cluster_job(root, source_options(emulator.endpoint, name), slow_shard="shardId-000000000000", slow_ms=10)
+    batch = job.start().wait_progress(lambda p: p["numInputRows"] > 100)
+    time.sleep(1.0)
+    return producer, job, batch
 
 
 def test_executors_killed_while_a_batch_is_running(kinesis, emulator, stream, spark, tmp_path, cluster_job):
     """The batch's tasks die with their JVMs and run again on new executors, re-reading the lost blocks."""
     name = stream(2)
-    # As in the driver test below: each row of shard 0 costs 10 ms, so a batch runs for seconds.
-    producer = KeyedProducer(emulator.endpoint, name, interval_s=0.2).start()
-    job = cluster_job(
-        tmp_path / "job", source_options(emulator.endpoint, name), slow_shard="shardId-000000000000", slow_ms=10
-    ).start()
-    job.wait_progress(lambda p: p["numInputRows"] > 100)
-    time.sleep(1.0)
-    running = batch_running(tmp_path / "job" / "checkpoint")
+    producer, job, _ = start_with_a_slow_shard(emulator, cluster_job, name, tmp_path / "job")
+    checkpoint = tmp_path / "job" / "checkpoint"
+    running = last_batch(checkpoint, "offsets") == last_batch(checkpoint, "commits") + 1
     killed_at = time.time()
     assert len(job.kill_executors()) == 2
     assert running, "the kill did not land inside a batch"
@@ -79,20 +81,12 @@ def test_executors_killed_while_a_batch_is_running(kinesis, emulator, stream, sp
 
 def test_driver_killed_mid_batch_restarts_from_checkpoint(kinesis, emulator, stream, spark, tmp_path, cluster_job):
     name = stream(2)
-    # About 50 records/s a shard, and each row of shard 0 costs 10 ms in its task: a batch runs for seconds (the
-    # kill lands inside one), yet the query keeps up with the producer (half a second of work a second).
-    producer = KeyedProducer(emulator.endpoint, name, interval_s=0.2).start()
-    job = cluster_job(
-        tmp_path / "job", source_options(emulator.endpoint, name), slow_shard="shardId-000000000000", slow_ms=10
-    ).start()
-    batch = job.wait_progress(lambda p: p["numInputRows"] > 100)
-    time.sleep(1.0)
+    producer, job, batch = start_with_a_slow_shard(emulator, cluster_job, name, tmp_path / "job")
     killed_at = time.time()
     job.kill()
     # The kill fell inside a batch: one was planned (in the offset log) but not committed.
     checkpoint = tmp_path / "job" / "checkpoint"
-    planned = max(int(p.name) for p in (checkpoint / "offsets").iterdir() if p.name.isdigit())
-    committed = max(int(p.name) for p in (checkpoint / "commits").iterdir() if p.name.isdigit())
+    planned, committed = last_batch(checkpoint, "offsets"), last_batch(checkpoint, "commits")
     assert planned == committed + 1 and planned > batch["batchId"], (planned, committed, batch["batchId"])
 
     job.start()
