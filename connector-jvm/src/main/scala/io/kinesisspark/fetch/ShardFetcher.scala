@@ -2,7 +2,9 @@ package io.kinesisspark.fetch
 
 import java.time.Clock
 
-import org.apache.spark.TaskContext
+import scala.util.control.NonFatal
+
+import org.apache.spark.{TaskContext, TaskKilledException}
 import org.apache.spark.kinesisspark.BlockStoreBridge
 
 import io.kinesisspark.ShardPosition.Finished
@@ -18,7 +20,14 @@ import io.kinesisspark.efo.EfoShardReader
 object ShardFetcher {
 
   def fetch(task: ShardFetchTask, api: KinesisApi, clock: Clock = Clock.systemUTC()): Seq[ShardFetchResult] = {
-    val attempt = Option(TaskContext.get()).map(_.attemptNumber()).getOrElse(0)
+    val context = Option(TaskContext.get())
+    val attempt = context.map(_.attemptNumber()).getOrElse(0)
+    // A task that fails or is killed (its job cancelled when the query stops) returns no result, so the driver never
+    // learns of the blocks it stored: remove them here, on the task's own thread once it has stopped storing.
+    val stored = new java.util.concurrent.ConcurrentLinkedQueue[Long]()
+    context.foreach(_.addTaskFailureListener { (_: TaskContext, _: Throwable) =>
+      stored.forEach(id => try BlockStoreBridge.removeLocal(task.streamId, id) catch { case NonFatal(_) => () })
+    })
     val started = clock.millis()
     val states = task.orders.map { order =>
       val reader = ShardReaderCache.acquire(task.streamId, order.stream, order.shardId, order.from, order.consumerArn) {
@@ -39,9 +48,11 @@ object ShardFetcher {
       // A shard whose next call may only come after the deadline (spacing, byte budget, throttling back-off)
       // waits for the next round instead of holding this one up.
       while (active.nonEmpty && active.exists(_.reader.readyAt < deadline) && states.map(_.bytesRead).sum < task.maxBytes) {
+        // A cancelled round (the query stopping) ends at once instead of fetching on.
+        if (context.exists(_.isInterrupted())) throw new TaskKilledException("prefetch round cancelled")
         val state = active.minBy(_.reader.readyAt)
         val batch = state.reader.next()
-        state.record(batch, task, attempt)
+        state.record(batch, task, attempt).foreach(stored.add)
         active = active.filterNot(_.done(task.limits))
       }
     } finally states.foreach(s => ShardReaderCache.release(task.streamId, s.reader))
@@ -65,7 +76,8 @@ object ShardFetcher {
     private var lag: Option[Long] = None
     private var blocks = 0
 
-    def record(batch: ShardReadBatch, task: ShardFetchTask, attempt: Int): Unit = {
+    /** Adds the batch to the shard's ranges; returns the id of the block it was stored in, if any. */
+    def record(batch: ShardReadBatch, task: ShardFetchTask, attempt: Int): Option[Long] = {
       if (batch ne ShardReadBatch.Throttled) {
         caughtUp = batch.caughtUp
         lag = Some(batch.millisBehindLatest)
@@ -80,10 +92,13 @@ object ShardFetcher {
           .map(BlockRef(task.streamId, uniqueId, _))
         ranges += FetchedRange(order.stream, order.shardId, position, to, block, batch.records.size, recordBytes)
         bytes += recordBytes
-      } else if (batch.ended) {
-        ranges += FetchedRange(order.stream, order.shardId, position, Finished, None, 0, 0L)
+        position = to
+        block.map(_ => uniqueId)
+      } else {
+        if (batch.ended) ranges += FetchedRange(order.stream, order.shardId, position, Finished, None, 0, 0L)
+        position = to
+        None
       }
-      position = to
     }
 
     def bytesRead: Long = bytes

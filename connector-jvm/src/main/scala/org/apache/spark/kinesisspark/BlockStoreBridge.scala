@@ -56,6 +56,10 @@ object BlockStoreBridge {
     }, askStorageEndpoints = false).foreach(master.removeBlock)
   }
 
+  /** Drops a block this JVM stored (executor side), telling the master. Missing blocks are ignored. */
+  def removeLocal(streamId: Int, uniqueId: Long): Unit =
+    SparkEnv.get.blockManager.removeBlock(StreamBlockId(streamId, uniqueId), tellMaster = true)
+
   /** Drops the block wherever it is (driver side). Missing blocks are ignored. */
   def remove(streamId: Int, uniqueId: Long): Unit =
     SparkEnv.get.blockManager.master.removeBlock(StreamBlockId(streamId, uniqueId))
