@@ -74,6 +74,12 @@ object KinesisOptionKeys {
   val AggregationMaxBytes = "aggregationMaxBytes"
   /** Keep the rows of a partition key (of a shard, with aggregation) in order through retries and concurrency. */
   val PreserveKeyOrder = "preserveKeyOrder"
+  /** Pace each shard's writes to its limits (`true`), or find them by being throttled (`false`). */
+  val Pacing = "pacing"
+  /** The records per second a paced writer sends each shard at most (Kinesis: 1,000). */
+  val MaxRecordsPerShardPerSecond = "maxRecordsPerShardPerSecond"
+  /** The bytes (data and partition keys) per second a paced writer sends each shard at most (Kinesis: 1 MiB). */
+  val MaxBytesPerShardPerSecond = "maxBytesPerShardPerSecond"
 
   /** Options of every part that talks to AWS: where, and with which credentials and trust. */
   val Connection: Seq[String] = Seq(Region, Endpoint, AwsAccessKey, AwsSecretKey, AwsSessionToken, RoleArn,
@@ -82,7 +88,8 @@ object KinesisOptionKeys {
 
   /** Every option the sink reads. */
   val SinkAll: Seq[String] = Seq(StreamName) ++ Connection ++ Seq(PartitionKeyFallback, MaxInflightRequests,
-    MaxPutRetries, Aggregation, AggregationMaxBytes, PreserveKeyOrder)
+    MaxPutRetries, Aggregation, AggregationMaxBytes, PreserveKeyOrder, Pacing, MaxRecordsPerShardPerSecond,
+    MaxBytesPerShardPerSecond)
 
   /** Every option the source reads. */
   val All: Seq[String] = Seq(StreamName, Region, Endpoint, InitialPosition, AwsAccessKey, AwsSecretKey, AwsSessionToken,

@@ -180,7 +180,7 @@ object KinesisSourceOptions {
   }
 
   /** A byte size as Spark accepts it ("10mb", "2gb", "512k"); a bare number means bytes. */
-  private def parseBytes(option: String, value: String): Long = {
+  private[kinesisspark] def parseBytes(option: String, value: String): Long = {
     val accepted = "a positive byte size such as '10mb' or '2gb'"
     val bytes = Try(JavaUtils.byteStringAsBytes(value.trim)).getOrElse(throw KinesisErrors.invalidOption(option, value, accepted))
     if (bytes <= 0) throw KinesisErrors.invalidOption(option, value, accepted)

@@ -8,7 +8,8 @@ import io.kinesisspark.kpl.UserRecord
 
 /**
  * Writes one task's rows: each row is checked and converted ([[RowConverter]]), packed into KPL aggregates if
- * `aggregation` is on ([[KplAggregator]]), and put by a [[PutRecordsSender]]. [[commit]] returns only once
+ * `aggregation` is on ([[KplAggregator]]), or else placed in its shard by `shardMap` when the sender paces each
+ * shard, and put by a [[PutRecordsSender]]. [[commit]] returns only once
  * Kinesis has stored every row, so a committed task (and so a committed batch or epoch) means "written"; a task
  * that fails after some calls succeeded leaves those rows in the stream, and Spark's retry writes them again:
  * delivery is at-least-once.
@@ -20,13 +21,17 @@ import io.kinesisspark.kpl.UserRecord
  * }}}
  */
 final class KinesisDataWriter(convert: RowConverter, sender: PutRecordsSender,
-    aggregator: Option[KplAggregator], metrics: SinkMetrics) extends DataWriter[InternalRow] with FlushAfterAllRows {
+    aggregator: Option[KplAggregator], shardMap: Option[String => ShardMap], metrics: SinkMetrics)
+    extends DataWriter[InternalRow] with FlushAfterAllRows {
 
   override def write(row: InternalRow): Unit = {
     val (stream, record) = convert(row)
     aggregator match {
       case Some(a) => a.add(stream, record)
-      case None    => sender.add(KinesisDataWriter.plain(stream, record))
+      case None    =>
+        // RowConverter has refused malformed explicit hash keys: every record has a hash key here.
+        val shard = shardMap.map(_(stream).shardFor(record.effectiveHashKey.get))
+        sender.add(KinesisDataWriter.plain(stream, record, shard))
     }
   }
 
@@ -48,11 +53,11 @@ final class KinesisDataWriter(convert: RowConverter, sender: PutRecordsSender,
 }
 
 object KinesisDataWriter {
-  /** A row put as a Kinesis record of its own. */
-  def plain(stream: String, record: UserRecord): SinkEntry =
+  /** A row put as a Kinesis record of its own, in `shard` if the shard map was asked. */
+  def plain(stream: String, record: UserRecord, shard: Option[String] = None): SinkEntry =
     SinkEntry(stream, io.kinesisspark.aws.PutEntry(record.partitionKey, record.explicitHashKey, record.data),
       orderKey = record.partitionKey, userRecords = 1,
-      userBytes = record.data.length.toLong + SinkEntry.utf8Length(record.partitionKey), predictedShard = None)
+      userBytes = record.data.length.toLong + SinkEntry.utf8Length(record.partitionKey), predictedShard = shard)
 }
 
 /** What a committed writer task did, for the driver's totals (see [[SinkMetrics]]). */

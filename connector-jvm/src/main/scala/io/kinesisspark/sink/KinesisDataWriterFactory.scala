@@ -11,7 +11,7 @@ import io.kinesisspark.aws.KinesisClients
 
 /**
  * Made on the driver and sent to every writer task (batch or streaming): it carries only the options and column
- * positions; clients, shard maps and threads are found on each executor.
+ * positions; clients, shard maps, shard pacers and threads are found on each executor.
  */
 final class KinesisDataWriterFactory(options: KinesisSinkOptions, columns: SinkColumns)
     extends DataWriterFactory with StreamingDataWriterFactory {
@@ -19,16 +19,21 @@ final class KinesisDataWriterFactory(options: KinesisSinkOptions, columns: SinkC
   override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] = {
     val api = KinesisClients.api(options.connection)
     val metrics = new SinkMetrics
+    val shardMap = (stream: String) => ShardMaps.get(options.connection, api, stream)
+    val pacerFor = options.pacing.map(limits =>
+      (stream: String, shard: String) => ShardWritePacers.get(options.connection, stream, shard, limits))
     val sender = new PutRecordsSender(api.putRecords, options.maxInflightRequests, RetryPolicy(options.maxPutRetries),
       options.preserveKeyOrder, metrics, KinesisDataWriterFactory.calls,
       onStored = (entry, result) =>
-        // An aggregate stored elsewhere than predicted: the stream was resharded, list its shards again.
+        // Stored elsewhere than predicted: the stream was resharded, list its shards again.
         if (entry.predictedShard.isDefined && result.shardId != entry.predictedShard) {
           ShardMaps.invalidate(options.connection, entry.stream)
-        })
-    val aggregator = if (!options.aggregation) None else Some(new KplAggregator(
-      stream => ShardMaps.get(options.connection, api, stream), options.aggregationMaxBytes, sender.add))
-    new KinesisDataWriter(new RowConverter(columns, options, partitionId), sender, aggregator, metrics)
+        },
+      pacerFor = pacerFor)
+    val aggregator = if (!options.aggregation) None
+      else Some(new KplAggregator(shardMap, options.aggregationMaxBytes, sender.add))
+    new KinesisDataWriter(new RowConverter(columns, options, partitionId), sender, aggregator,
+      shardMap = pacerFor.map(_ => shardMap), metrics)
   }
 
   override def createWriter(partitionId: Int, taskId: Long, epochId: Long): DataWriter[InternalRow] =

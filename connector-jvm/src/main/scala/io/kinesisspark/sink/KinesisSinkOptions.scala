@@ -19,6 +19,7 @@ import io.kinesisspark.aws.{AwsConnection, ConnectionOptions}
  * @param stream              where rows without a `streamName` column value go; `None` when every row names its own
  * @param aggregationMaxBytes the largest KPL aggregate, counting its partition key
  * @param streamNameColumn    whether a `streamName` column routes rows (see [[SinkFlavour]])
+ * @param pacing              each shard's writes paced to `shardLimits` ([[ShardWritePacer]]); `None`: unpaced
  */
 final case class KinesisSinkOptions(
     stream: Option[String],
@@ -29,7 +30,8 @@ final case class KinesisSinkOptions(
     aggregation: Boolean,
     aggregationMaxBytes: Int,
     preserveKeyOrder: Boolean,
-    streamNameColumn: Boolean = true)
+    streamNameColumn: Boolean = true,
+    pacing: Option[ShardWriteLimits] = Some(ShardWriteLimits()))
 
 /** What the sink does with a row that has no partition key (no `partitionKey` column, or a null in it). */
 sealed trait PartitionKeyFallback
@@ -50,6 +52,8 @@ object KinesisSinkOptions {
   val DefaultAggregationMaxBytes = 51200
   /** Small enough that a few rows fit; anything smaller defeats aggregating. */
   val MinAggregationMaxBytes = 1024
+  /** Limits above Kinesis's are accepted for Kinesis-compatible services with other quotas. */
+  val MaxShardRecordsPerSecond = 1000000
 
   /**
    * @param options user options (awslabs names already translated); keys are matched case-insensitively
@@ -86,7 +90,30 @@ object KinesisSinkOptions {
         .map(KinesisSourceOptions.parseInt(Keys.AggregationMaxBytes, _, MinAggregationMaxBytes, PutRecordsLimits.MaxRecordBytes))
         .getOrElse(DefaultAggregationMaxBytes),
       preserveKeyOrder = get(Keys.PreserveKeyOrder).exists(KinesisSourceOptions.parseBoolean(Keys.PreserveKeyOrder, _)),
-      streamNameColumn = flavour.routesByStreamNameColumn)
+      streamNameColumn = flavour.routesByStreamNameColumn,
+      pacing = parsePacing(get))
+  }
+
+  private def parsePacing(get: String => Option[String]): Option[ShardWriteLimits] = {
+    val records = get(Keys.MaxRecordsPerShardPerSecond)
+      .map(KinesisSourceOptions.parseInt(Keys.MaxRecordsPerShardPerSecond, _, 1, MaxShardRecordsPerSecond))
+    val bytes = get(Keys.MaxBytesPerShardPerSecond).map { value =>
+      val n = KinesisSourceOptions.parseBytes(Keys.MaxBytesPerShardPerSecond, value)
+      // A paced shard must take its largest record (1 MiB with its key) within a few seconds.
+      if (n < MinAggregationMaxBytes) throw KinesisErrors.invalidOption(Keys.MaxBytesPerShardPerSecond, value,
+        s"a byte size of at least $MinAggregationMaxBytes bytes such as '1mb' or '524288'")
+      n
+    }
+    val on = get(Keys.Pacing).forall(KinesisSourceOptions.parseBoolean(Keys.Pacing, _))
+    if (!on) {
+      records.map(_ => Keys.MaxRecordsPerShardPerSecond).orElse(bytes.map(_ => Keys.MaxBytesPerShardPerSecond))
+        .foreach { option =>
+          throw KinesisErrors.invalidOption(Keys.Pacing, get(Keys.Pacing).get,
+            s"'true' when '$option' is set (the limits are what pacing keeps each shard to)")
+        }
+      None
+    } else Some(ShardWriteLimits(records.getOrElse(ShardWriteLimits.KinesisRecordsPerSecond),
+      bytes.getOrElse(ShardWriteLimits.KinesisBytesPerSecond)))
   }
 
   private def parseFallback(value: String): PartitionKeyFallback = value.trim.toLowerCase(Locale.ROOT) match {

@@ -67,7 +67,7 @@ final class KplAggregator(shardMap: String => ShardMap, maxBytes: Int, emit: Sin
       else emit(SinkEntry(aggregate.stream,
         PutEntry(aggregate.first.partitionKey, aggregate.first.explicitHashKey, aggregate.builder.build()),
         orderKey = aggregate.shard, userRecords = aggregate.builder.count, userBytes = aggregate.userBytes,
-        predictedShard = Some(aggregate.shard)))
+        predictedShard = Some(aggregate.shard), aggregated = true))
       aggregate.builder.clear()
       aggregate.userBytes = 0
     }
@@ -76,5 +76,5 @@ final class KplAggregator(shardMap: String => ShardMap, maxBytes: Int, emit: Sin
   private def plain(stream: String, shard: String, record: UserRecord): SinkEntry =
     SinkEntry(stream, PutEntry(record.partitionKey, record.explicitHashKey, record.data), orderKey = shard,
       userRecords = 1, userBytes = record.data.length.toLong + SinkEntry.utf8Length(record.partitionKey),
-      predictedShard = None)
+      predictedShard = Some(shard))
 }

@@ -29,9 +29,12 @@ final class PutRecordsBatcher(maxRecords: Int = PutRecordsLimits.MaxRecordsPerCa
   private val taken = ArrayBuffer.empty[PendingEntry]
   private var bytes = 0L
 
+  /** Whether the call would stay within the limits with the entry. */
+  def fits(entry: PendingEntry): Boolean = !isFull && bytes + entry.entry.size <= maxBytes
+
   /** Adds the entry if the call stays within the limits; false (and nothing added) otherwise. */
   def tryAdd(entry: PendingEntry): Boolean =
-    if (isFull || bytes + entry.entry.size > maxBytes) false
+    if (!fits(entry)) false
     else {
       taken += entry
       bytes += entry.entry.size

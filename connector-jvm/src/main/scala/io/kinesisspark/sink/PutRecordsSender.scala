@@ -18,8 +18,15 @@ import io.kinesisspark.aws.{PutEntry, PutEntryResult}
  * after a back-off ([[RetryPolicy]]), until it is stored or out of retries (a throttled entry in a call that stored
  * others uses none: the stream is being paced); then the task fails, naming the stream,
  * the records, the attempts and the last error. Errors no retry can fix (a missing stream, refused credentials, a
- * malformed request) fail the task at once. After a throttle the stream gets nothing, new or retried, until the
- * throttled entries' back-off ends: that is what paces a task to what its shards take.
+ * malformed request) fail the task at once.
+ *
+ * Pacing. With `pacerFor`, every entry (placed in its shard by the [[ShardMap]]) waits for its shard's
+ * [[ShardWritePacer]] to take it, so each shard is sent about what it takes per second and no more; a stream's
+ * calls go out every [[PacedCallIntervalMs]] with what the shards' buckets let through (at once when full), and a
+ * throttle slows that shard's pacer down. A shard that cannot take an entry, or whose oldest entry waits for a
+ * retry, holds the shard's later entries too (so they do not overtake), not the other shards'. Without pacing, a
+ * throttle stops the whole stream, new or retried entries, until the throttled entries' back-off ends: the stream
+ * is then paced by being refused.
  *
  * All state lives on the task's thread: calls run on `executor` and hand their answers back through a queue that
  * [[add]] and [[flush]] drain. Everything is bounded: at most `maxInflight` + 1 calls' worth of entries (records and
@@ -39,8 +46,9 @@ import io.kinesisspark.aws.{PutEntry, PutEntryResult}
  *   sender.flush()                             // returns once every entry is stored
  * }}}
  *
- * @param clock   milliseconds now; with `sleeper`, replaced in tests
+ * @param clock    milliseconds now; with `sleeper`, replaced in tests
  * @param onStored told of every stored entry with Kinesis's answer (the shard it went to)
+ * @param pacerFor the pacer of a stream's shard, to pace entries with a predicted shard; `None`: no pacing
  */
 final class PutRecordsSender(
     put: (String, IndexedSeq[PutEntry]) => IndexedSeq[PutEntryResult],
@@ -51,7 +59,8 @@ final class PutRecordsSender(
     executor: Executor,
     clock: () => Long = () => System.currentTimeMillis(),
     sleeper: Long => Unit = ms => Thread.sleep(ms),
-    onStored: (SinkEntry, PutEntryResult) => Unit = (_, _) => ()) {
+    onStored: (SinkEntry, PutEntryResult) => Unit = (_, _) => (),
+    pacerFor: Option[(String, String) => ShardWritePacer] = None) {
   import PutRecordsSender._
 
   require(maxInflight >= 1, "maxInflight must be at least 1")
@@ -123,10 +132,17 @@ final class PutRecordsSender(
       var i = 0
       while (i < streams.size && inFlight < maxInflight) {
         val queue = streams((nextStream + i) % streams.size)
-        val batch = nextCall(queue, clock())
-        if (!batch.isEmpty && (urgent || batch.isWorthSending)) {
-          send(queue, batch)
-          started = true
+        val now = clock()
+        if (pacerFor.isEmpty || now >= queue.nextPacedCallAt) {
+          val batch = nextCall(queue, now)
+          // A paced call takes what the shards let through now: waiting for it to fill would only idle them.
+          if (!batch.isEmpty && (urgent || batch.isWorthSending || pacerFor.isDefined)) {
+            send(queue, batch)
+            started = true
+            if (pacerFor.isDefined) {
+              queue.nextPacedCallAt = if (batch.isWorthSending) now else now + PacedCallIntervalMs
+            }
+          }
         }
         i += 1
       }
@@ -134,11 +150,17 @@ final class PutRecordsSender(
     }
   }
 
-  /** The entries of the next call to `queue`'s stream, in order, skipping those that must wait. */
+  /**
+   * The entries of the next call to `queue`'s stream, in order, skipping those that must wait. With pacing, the
+   * entries taken have their shards' tokens, and when nothing could be taken `queue.nextPacedCallAt` is when the
+   * first waiting shard can take its entry.
+   */
   private def nextCall(queue: StreamQueue, now: Long): PutRecordsBatcher = {
     val batch = new PutRecordsBatcher()
     if (now < queue.pausedUntil) return batch
     val seenKeys = mutable.HashSet.empty[String]
+    val heldShards = mutable.HashSet.empty[String]
+    var readyAt = Long.MaxValue
     val it = queue.queued.values().iterator()
     var scanned = 0
     var done = false
@@ -147,9 +169,26 @@ final class PutRecordsSender(
       scanned += 1
       // Under preserveKeyOrder only the oldest entry of a key that is not in flight may go.
       val eligible = !preserveKeyOrder || (!queue.busyKeys.contains(pending.entry.orderKey) && seenKeys.add(pending.entry.orderKey))
-      if (eligible && pending.notBeforeMillis <= now && !batch.tryAdd(pending)) done = true
+      val paced = pacerFor.flatMap(p => pending.entry.predictedShard.map(shard => (shard, p)))
+      if (eligible && !paced.exists(p => heldShards.contains(p._1))) {
+        if (pending.notBeforeMillis > now) {
+          paced.foreach(p => heldShards += p._1) // its shard's later entries wait behind the retry
+        } else if (!batch.fits(pending)) {
+          done = true
+        } else paced match {
+          case Some((shard, pacerOf)) =>
+            val pacer = pacerOf(queue.stream, shard)
+            if (pacer.tryTake(pending.entry.size)) batch.tryAdd(pending)
+            else {
+              heldShards += shard
+              readyAt = math.min(readyAt, now + pacer.readyInMs(pending.entry.size))
+            }
+          case None => batch.tryAdd(pending)
+        }
+      }
       if (batch.isFull) done = true
     }
+    if (batch.isEmpty && readyAt != Long.MaxValue) queue.nextPacedCallAt = math.max(queue.nextPacedCallAt, readyAt)
     batch
   }
 
@@ -197,10 +236,12 @@ final class PutRecordsSender(
     }
   }
 
+  /** When the first entry now waiting (for a back-off, or for its shard's pacer) may go. */
   private def earliestRetry(now: Long): Option[Long] = {
     var earliest = Long.MaxValue
     queues.values.foreach { q =>
       if (!q.queued.isEmpty && q.pausedUntil > now) earliest = math.min(earliest, q.pausedUntil)
+      if (!q.queued.isEmpty && pacerFor.isDefined) earliest = math.min(earliest, math.max(q.nextPacedCallAt, now + 1))
       q.queued.values().forEach(p => if (p.notBeforeMillis > now) earliest = math.min(earliest, p.notBeforeMillis))
     }
     if (earliest == Long.MaxValue) None else Some(earliest)
@@ -219,7 +260,10 @@ final class PutRecordsSender(
       p.lastErrorCode = code
       p.lastErrorMessage = message
       val throttled = ThrottlingCodes(code)
-      if (throttled) metrics.throttledEntries += 1
+      if (throttled) {
+        metrics.throttledEntries += 1
+        for (pacerOf <- pacerFor; shard <- p.entry.predictedShard) pacerOf(c.queue.stream, shard).throttled()
+      }
       if (!(throttled && streamTookSome)) p.retriesUsed += 1
       if (retry.exhausted(p.retriesUsed)) exhausted += p else retried += p
     }
@@ -250,9 +294,9 @@ final class PutRecordsSender(
         p.notBeforeMillis = notBefore
         c.queue.queued.put(p.seq, p)
       }
-      // A throttled stream takes nothing new either until then: new rows would only be throttled too, and spend
-      // their retries on it.
-      if (throttled) c.queue.pausedUntil = math.max(c.queue.pausedUntil, notBefore)
+      // Unpaced, a throttled stream takes nothing new either until then: new rows would only be throttled too, and
+      // spend their retries on it. Paced, the throttled shards' pacers hold back their shards, and only them.
+      if (throttled && pacerFor.isEmpty) c.queue.pausedUntil = math.max(c.queue.pausedUntil, notBefore)
     }
     if (exhausted.nonEmpty && failure.isEmpty) {
       val rows = exhausted.map(_.entry.userRecords.toLong).sum
@@ -279,6 +323,11 @@ object PutRecordsSender {
   val ScanLimit = 20000
   /** Longest wait for a call in flight before looking at the queue again. */
   val PollIntervalMs = 1000L
+  /**
+   * How often a paced stream gets a call (unless the last one was full): often enough that a shard's second is
+   * spread over many calls (no burst the shard could refuse), seldom enough that calls carry many entries.
+   */
+  val PacedCallIntervalMs = 50L
 
   /** Error codes of throttling: the record or call is refused for now, and will be taken later. */
   val ThrottlingCodes: Set[String] = Set("ProvisionedThroughputExceededException", "LimitExceededException",
@@ -289,8 +338,10 @@ object PutRecordsSender {
     val queued = new java.util.TreeMap[java.lang.Long, PendingEntry]()
     /** Under preserveKeyOrder, the order keys of entries in flight. */
     val busyKeys = mutable.HashSet.empty[String]
-    /** After a throttle, nothing goes to the stream before this time. */
+    /** Unpaced: after a throttle, nothing goes to the stream before this time. */
     var pausedUntil = 0L
+    /** Paced: the next call to the stream is not looked for before this time. */
+    var nextPacedCallAt = 0L
   }
 
   private final case class Completion(queue: StreamQueue, entries: IndexedSeq[PendingEntry],

@@ -9,20 +9,21 @@ import io.kinesisspark.aws.PutEntry
  *
  * {{{
  *   SinkEntry("clicks", PutEntry("user-1", None, bytes), orderKey = "user-1", userRecords = 1,
- *     userBytes = bytes.length + 6, predictedShard = None)
+ *     userBytes = bytes.length + 6, predictedShard = Some("shardId-000000000001"), aggregated = false)
  * }}}
  *
  * @param orderKey       entries with the same order key are kept in order under `preserveKeyOrder`: the partition
  *                       key of a row, the shard of an aggregate
  * @param userRecords    rows it holds (1, or the rows of an aggregate)
  * @param userBytes      those rows' data and partition key bytes
- * @param predictedShard for an aggregate, the shard its rows' hash keys fall in, as the shard map said
+ * @param predictedShard the shard its hash key falls in, as the [[ShardMap]] said; `None` when the sink needs no
+ *                       shard map (no aggregation, no pacing)
+ * @param aggregated     a KPL aggregate of rows (of the predicted shard), not a row put alone
  */
 final case class SinkEntry(stream: String, put: PutEntry, orderKey: String, userRecords: Int, userBytes: Long,
-    predictedShard: Option[String]) {
+    predictedShard: Option[String], aggregated: Boolean = false) {
   /** What Kinesis counts against its limits: data and partition key. */
   val size: Int = put.data.length + SinkEntry.utf8Length(put.partitionKey)
-  def aggregated: Boolean = predictedShard.isDefined
 }
 
 object SinkEntry {

@@ -19,7 +19,7 @@ object KinesisDataWriterFixture {
       Some(HashKeyRange(0, io.kinesisspark.kpl.UserRecord.HashKeySpace - 1)))))
     val aggregator = if (aggregation) Some(new KplAggregator(_ => oneShard, 51200, sender.add)) else None
     val converter = new RowConverter(SinkColumns.resolve(schema, options), options, 0)
-    (new KinesisDataWriter(converter, sender, aggregator, metrics), metrics)
+    (new KinesisDataWriter(converter, sender, aggregator, shardMap = None, metrics), metrics)
   }
 
   def rows(n: Int): Iterator[InternalRow] =

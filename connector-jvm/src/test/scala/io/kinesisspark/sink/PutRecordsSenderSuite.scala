@@ -240,4 +240,57 @@ class PutRecordsSenderSuite extends AnyFunSuite {
     assert(fake.data("even") == (2 to 10 by 2).map(i => s"d$i") && fake.data("odd") == (1 to 9 by 2).map(i => s"d$i"))
     assert(fake.calls.forall { case (stream, es) => es.forall(e => (dataOf(e).drop(1).toInt % 2 == 0) == (stream == "even")) })
   }
+
+  /** A sender pacing every shard at `limits`, over `fake` whose put is also timed in `times` (fake time of each call). */
+  private def pacedSender(fake: FakePutRecords, limits: ShardWriteLimits,
+      metrics: SinkMetrics = new SinkMetrics): (PutRecordsSender, scala.collection.mutable.Map[String, ShardWritePacer]) = {
+    val pacers = scala.collection.mutable.Map.empty[String, ShardWritePacer]
+    val s = new PutRecordsSender(fake.put, 4, RetryPolicy(5, random = new java.util.Random(7)), preserveKeyOrder = false,
+      metrics, InlineExecutor, () => fake.clock(), fake.sleep,
+      pacerFor = Some((_, shard) => pacers.getOrElseUpdate(shard, new ShardWritePacer(limits, () => fake.clock()))))
+    (s, pacers)
+  }
+
+  private def onShard(shard: String, key: String, data: String): SinkEntry =
+    KinesisDataWriter.plain("s", io.kinesisspark.kpl.UserRecord(key, None, data.getBytes(UTF_8)), Some(shard))
+
+  test("paced: each shard gets its limit per second, spread over calls, and never much more in any second") {
+    val fake = new FakePutRecords
+    val callTimes = scala.collection.mutable.ArrayBuffer.empty[(Long, IndexedSeq[PutEntry])]
+    val timed = (stream: String, entries: IndexedSeq[PutEntry]) => { callTimes += ((fake.now, entries)); fake.put(stream, entries) }
+    val pacers = scala.collection.mutable.Map.empty[String, ShardWritePacer]
+    val s = new PutRecordsSender(timed, 4, RetryPolicy(5), preserveKeyOrder = false, new SinkMetrics, InlineExecutor,
+      () => fake.clock(), fake.sleep,
+      pacerFor = Some((_, shard) => pacers.getOrElseUpdate(shard, new ShardWritePacer(ShardWriteLimits(200), () => fake.clock()))))
+    (1 to 4000).foreach(i => s.add(onShard(if (i % 2 == 0) "a" else "b", s"k$i", s"d$i")))
+    s.flush()
+    assert(fake.data("s").sorted == (1 to 4000).map(i => s"d$i").sorted)
+    // 2,000 entries per shard at 200/s: about 10 s, whatever the calls
+    assert(fake.now >= 9500 && fake.now <= 10500, fake.now)
+    for (shard <- Seq("a", "b")) {
+      val times = callTimes.toSeq.flatMap { case (t, es) => es.filter(e => dataOf(e).drop(1).toInt % 2 == (if (shard == "a") 0 else 1)).map(_ => t) }
+      val busiest = times.indices.map(i => times.count(t => t >= times(i) && t < times(i) + 1000)).max
+      assert(busiest <= 200 + 20, s"shard $shard: $busiest in one second")
+    }
+    // Calls every PacedCallIntervalMs or so, each with both shards' entries: not one call per entry.
+    assert(callTimes.size <= 10500 / PutRecordsSender.PacedCallIntervalMs + 5, callTimes.size)
+  }
+
+  test("paced: a throttle holds back that shard and slows its pacer; the other shard goes on") {
+    val fake = new FakePutRecords
+    // Shard a's first entry is refused as throttled, once.
+    fake.refuse = (call, e) => if (call == 1 && dataOf(e) == "d1") Some(Throttled) else None
+    val metrics = new SinkMetrics
+    val (s, pacers) = pacedSender(fake, ShardWriteLimits(1000), metrics)
+    (1 to 200).foreach(i => s.add(onShard(if (i % 2 == 1) "a" else "b", s"k$i", s"d$i")))
+    s.flush()
+    assert(fake.data("s").sorted == (1 to 200).map(i => s"d$i").sorted)
+    assert(pacers("a").currentShare < pacers("b").currentShare)
+    assert(metrics.throttledEntries == 1)
+    // After the refusal, b's entries went out before a's retried entry; a's retried entry went before a's newer ones.
+    val after = fake.calls.drop(1).flatMap(_._2).map(dataOf)
+    val retried = after.indexOf("d1")
+    assert(after.take(retried).exists(d => d.drop(1).toInt % 2 == 0))
+    assert(after.take(retried).forall(d => d.drop(1).toInt % 2 == 0 || d.drop(1).toInt < 1))
+  }
 }

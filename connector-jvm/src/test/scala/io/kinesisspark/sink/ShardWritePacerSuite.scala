@@ -1,0 +1,102 @@
+package io.kinesisspark.sink
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.kinesisspark.SteppedClock
+
+class ShardWritePacerSuite extends AnyFunSuite {
+
+  /** Entries of `bytes` taken over `seconds` of stepped time, trying every `stepMs`. */
+  private def takenOver(pacer: ShardWritePacer, clock: SteppedClock, seconds: Int, bytes: Long,
+      stepMs: Long = 5): Seq[Long] = {
+    val times = Seq.newBuilder[Long]
+    val end = clock.now + seconds * 1000L
+    while (clock.now < end) {
+      while (pacer.tryTake(bytes)) times += clock.now
+      clock.sleep(stepMs)
+    }
+    times.result()
+  }
+
+  /** The most entries (or bytes, with `weights`) in any window of 1 s. */
+  private def busiestSecond(times: Seq[Long], weight: Long = 1): Long = {
+    var start = 0
+    var best = 0L
+    times.indices.foreach { end =>
+      while (times(end) - times(start) >= 1000) start += 1
+      best = math.max(best, (end - start + 1) * weight)
+    }
+    best
+  }
+
+  test("a backlogged writer is let through at the records limit, never more than a burst above it in any second") {
+    val clock = new SteppedClock
+    val pacer = new ShardWritePacer(ShardWriteLimits(recordsPerSecond = 1000), () => clock.now)
+    val times = takenOver(pacer, clock, seconds = 20, bytes = 10)
+    assert(times.size >= 19000 && times.size <= 20000 + 100, times.size)
+    assert(busiestSecond(times) <= 1000 + 100) // BurstMs of tokens at most
+  }
+
+  test("bytes are paced too, and an entry larger than the bucket goes once it is full, leaving it in debt") {
+    val clock = new SteppedClock
+    val limits = ShardWriteLimits(bytesPerSecond = 1024L * 1024)
+    val pacer = new ShardWritePacer(limits, () => clock.now)
+    val big = 300L * 1024 // three times what the bucket holds (100 ms of 1 MiB/s)
+    val times = takenOver(pacer, clock, seconds = 30, bytes = big)
+    val perSecond = times.size * big / 30.0
+    assert(perSecond >= 0.9 * limits.bytesPerSecond && perSecond <= limits.bytesPerSecond, perSecond)
+    assert(pacer.readyInMs(big) > 0)
+  }
+
+  test("a throttle cuts the share once per window and stops taking; the share grows back while nothing is throttled") {
+    val clock = new SteppedClock
+    val pacer = new ShardWritePacer(ShardWriteLimits(), () => clock.now)
+    assert(pacer.currentShare == ShardWritePacer.MaxShare)
+    pacer.throttled()
+    pacer.throttled() // the same window: one signal
+    assert(math.abs(pacer.currentShare - ShardWritePacer.DecreaseFactor) < 1e-9)
+    assert(!pacer.tryTake(10) && pacer.readyInMs(10) >= 1)
+    clock.sleep(1000)
+    pacer.throttled()
+    val cut = ShardWritePacer.DecreaseFactor * ShardWritePacer.DecreaseFactor
+    assert(math.abs(pacer.currentShare - cut) < 1e-9)
+    clock.sleep(1000 + 5000) // the window, then 5 s of growth
+    assert(math.abs(pacer.currentShare - (cut + 5 * ShardWritePacer.IncreasePerSecond)) < 1e-6)
+    clock.sleep(60000)
+    assert(pacer.currentShare == ShardWritePacer.MaxShare)
+  }
+
+  test("writers sharing a shard over its limit converge below it: throttled in proportion, not in storms") {
+    // Two pacers (two executors) write to one shard that takes 1,000 records/s over 1 s windows, as Kinesis does.
+    val clock = new SteppedClock
+    val pacers = Seq.fill(2)(new ShardWritePacer(ShardWriteLimits(), () => clock.now))
+    val stored = scala.collection.mutable.Queue.empty[Long]
+    var throttled = 0L
+    var written = 0L
+    while (clock.now < 120000) {
+      pacers.foreach { p =>
+        while (p.tryTake(10)) {
+          while (stored.nonEmpty && stored.head <= clock.now - 1000) stored.dequeue()
+          if (stored.size < 1000) { stored.enqueue(clock.now); written += 1 }
+          else { throttled += 1; p.throttled() }
+        }
+      }
+      clock.sleep(5)
+    }
+    assert(written >= 0.9 * 120 * 1000, written) // the shard kept above 90 % busy
+    assert(throttled <= 0.02 * written, s"$throttled throttled of $written")
+    // Their shares add up to about what the shard takes (AIMD converges on the sum, not on equal halves).
+    assert(pacers.map(_.currentShare).sum <= 1.1, pacers.map(_.currentShare))
+  }
+
+  test("pacers are shared per stream and shard, and dropped once idle") {
+    val clock = new SteppedClock
+    clock.now = 1000L * 1000 * 1000
+    val connection = KinesisSinkOptions.parse(Map("streamName" -> "s", "region" -> "us-east-1")).connection
+    val a = ShardWritePacers.get(connection, "s", "shard-1", ShardWriteLimits(), () => clock.now)
+    assert(ShardWritePacers.get(connection, "s", "shard-1", ShardWriteLimits(), () => clock.now) eq a)
+    assert(ShardWritePacers.get(connection, "s", "shard-2", ShardWriteLimits(), () => clock.now) ne a)
+    clock.now += ShardWritePacers.IdleMs + ShardWritePacers.SweepIntervalMs
+    assert(ShardWritePacers.get(connection, "s", "shard-1", ShardWriteLimits(), () => clock.now) ne a)
+  }
+}
