@@ -1,28 +1,36 @@
-"""Write throughput of the connector's sink, through the Kinesis limits proxy (tests-integration/harness/limits_proxy.py)
-with Kinesis's real per-shard write limits (1,000 records/s and 1 MiB/s of data and partition keys per shard).
+"""Write throughput of the connector's sink at Kinesis's per-shard write limits, through the limits proxy
+(tests-integration/harness/limits_proxy.py: 1,000 records/s and 1 MiB/s of data and partition keys per shard, over
+1 s windows, refusing the excess with ProvisionedThroughputExceededException as Kinesis does) in front of ferrokinesis
+(dev/ferrokinesis: fast enough that the proxy's limits, not the emulator, are the ceiling).
 
-For 100-byte and 10 KB rows, with and without KPL aggregation: a batch DataFrame of rows (2 partitions, the default
-sink options otherwise) is written with ``df.write.format("kinesis")`` into a fresh stream of ``--shards`` shards,
-and timed from ``save()`` to its return (every row acknowledged). Printed per case:
+Each case writes a cached batch DataFrame with ``df.write.format("kinesis")`` into a fresh stream, timed from
+``save()`` to its return (every row acknowledged), for:
 
-* rows/s and MB/s (rows' data + partition key bytes, MB = 10^6 bytes);
-* the limit: what the shards could take of such rows, ``shards x min(1,000 records/s, 1 MiB/s / row bytes)``
-  without aggregation, ``shards x 1 MiB/s / row bytes`` with it (aggregates lift the records/s limit; the bytes
-  limit counts the aggregate, a few bytes per row more than the rows), and rows/s as a share of it;
-* for the cases without aggregation, the emulator's own ceiling: the same rows put by one plain boto3 client in
-  calls of 500, straight to the emulator, into a fresh stream, in the same run; and rows/s as a share of the lower
-  of the limit and that ceiling (the emulator is CPU-bound and slows down as its shards fill: at 100-byte rows it
-  takes fewer records per second than two shards' quota, so that case measures the emulator);
-* Kinesis records written, PutRecords calls and the entries the proxy throttled (from its counters).
+* rows of 100 B, 1 KB and 10 KB (data + partition key), KPL aggregation off and on;
+* 2 and 8 shards;
+* 1 and 4 writer tasks per shard: the DataFrame has shards x tasks partitions, and partition p's rows carry
+  partition keys that Kinesis places in shard p mod shards, so each shard is written by exactly that many tasks
+  at once (Spark runs ``local[shards x tasks]``). Tasks of one executor share a shard's pacer; with
+  ``--executors 2`` the tasks run on two executor JVMs (``local-cluster``), whose pacers find each other only
+  through the throttling they cause.
 
-A small write first warms the JVM and clients up. Runs in about 2 minutes.
+Printed per case: rows/s over ``save()``; the share of the shards' limit used (the busier of records/s and bytes/s
+as Kinesis counts them: for aggregates it counts the aggregate, a few bytes per row more than the rows), over the
+time the sink was writing (from the first to the last PutRecords that stored data, at the proxy) and over the
+whole ``save()`` (Spark's job start and end included); and the entries the proxy throttled, as a share of the
+Kinesis records written. ``--baseline`` adds, for
+2 shards and 1 task per shard, the same cases with ``pacing=false`` (the sink before pacing: it found each shard's
+rate by being refused).
 
-    .venv/bin/python benchmarks/write_throughput.py            # prints a Markdown table, writes benchmarks/write_results.md
+    .venv/bin/python benchmarks/write_throughput.py --baseline   # about 15 minutes; writes benchmarks/write_results.md
+    .venv/bin/python benchmarks/write_throughput.py --shards 2 --tasks 1 --row-bytes 100 --seconds 10  # one quick case
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import os
 import platform
 import sys
 import tempfile
@@ -35,150 +43,213 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests-integration"))
 
-from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY, KinesisEmulator  # noqa: E402
+from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY  # noqa: E402
+from harness.ferrokinesis import JVM_OPTIONS, FerroKinesis  # noqa: E402
 from harness.kinesis import Kinesis  # noqa: E402
 from harness.limits_proxy import MIB, LimitsProxy  # noqa: E402
 from harness.spark import local_spark  # noqa: E402
 
 WRITE_RECORDS_PER_S = 1000  # per shard
 WRITE_BYTES_PER_S = MIB  # per shard
+KEY_CHARS = 8
+KEYS_PER_SHARD = 64
 
 
 @dataclass(frozen=True)
 class Case:
+    shards: int
+    tasks_per_shard: int
     row_bytes: int  # data + partition key
     aggregation: bool
-    rows: int
+    pacing: bool = True
 
 
 @dataclass
 class Result:
     case: Case
+    rows: int
     seconds: float
-    limit_rows_s: float
-    ceiling_rows_s: float | None
     kinesis_records: int
+    kinesis_bytes: int
     calls: int
     throttled: int
+    writing_seconds: float  # first to last PutRecords that stored data, at the proxy
+
 
     @property
     def rows_s(self) -> float:
-        return self.case.rows / self.seconds
+        return self.rows / self.seconds
+
+    def share_over(self, seconds: float) -> float:
+        """How busy the shards were kept over ``seconds``: the binding one of their two limits."""
+        records = self.kinesis_records / seconds / (self.case.shards * WRITE_RECORDS_PER_S)
+        size = self.kinesis_bytes / seconds / (self.case.shards * WRITE_BYTES_PER_S)
+        return max(records, size)
 
     @property
-    def mb_s(self) -> float:
-        return self.rows_s * self.case.row_bytes / 1e6
+    def share(self) -> float:
+        """While the sink was writing: from its first stored PutRecords to its last, at the proxy."""
+        return self.share_over(self.writing_seconds)
+
+    @property
+    def wall_share(self) -> float:
+        """Over the whole ``save()``, Spark's job start and end included."""
+        return self.share_over(self.seconds)
+
+    @property
+    def throttled_share(self) -> float:
+        return self.throttled / max(1, self.kinesis_records)
 
 
-def cases(shards: int) -> list[Case]:
-    """A few seconds of each at the limit (100-byte rows without aggregation: fewer, the emulator slows as it fills)."""
-    def rows(row_bytes: int, aggregation: bool, seconds: float) -> int:
-        return int(limit(shards, row_bytes, aggregation) * seconds)
-
-    return [Case(100, False, rows(100, False, 3)), Case(100, True, rows(100, True, 5)),
-            Case(10_240, False, rows(10_240, False, 10)), Case(10_240, True, rows(10_240, True, 10))]
-
-
-def emulator_ceiling(kinesis: Kinesis, shards: int, case: Case) -> float:
-    """Rows/s one boto3 client puts of the same rows, in calls of 500, straight into a fresh stream."""
-    stream = f"ceiling-{uuid.uuid4().hex[:8]}"
-    kinesis.create_stream(stream, shards)
-    data = case.row_bytes - 8
-    records = [(f"{i:08d}", (f"{i:010d}" + "x" * (data - 10)).encode()) for i in range(case.rows)]
-    started = time.monotonic()
-    kinesis.put_records(stream, records)
-    seconds = time.monotonic() - started
-    kinesis.delete_stream(stream)
-    return case.rows / seconds
+def rows_for(case: Case, seconds: float) -> int:
+    """Rows that keep the case's shards at their limit for about ``seconds``."""
+    per_shard = WRITE_BYTES_PER_S / case.row_bytes
+    if not case.aggregation:
+        per_shard = min(WRITE_RECORDS_PER_S, per_shard)
+    return int(case.shards * per_shard * seconds)
 
 
-def limit(shards: int, row_bytes: int, aggregation: bool) -> float:
-    per_shard = WRITE_BYTES_PER_S / row_bytes
-    return shards * (per_shard if aggregation else min(WRITE_RECORDS_PER_S, per_shard))
+def keys_by_shard(shards: list[dict]) -> list[list[str]]:
+    """For each shard (in the listing's order), partition keys of ``KEY_CHARS`` characters that Kinesis places in
+    it: the MD5 of the key, as a 128-bit number, within the shard's hash key range."""
+    ranges = [(int(s["HashKeyRange"]["StartingHashKey"]), int(s["HashKeyRange"]["EndingHashKey"])) for s in shards]
+    pools: list[list[str]] = [[] for _ in shards]
+    n = 0
+    while min(len(p) for p in pools) < KEYS_PER_SHARD:
+        key = f"k{n:0{KEY_CHARS - 1}d}"
+        n += 1
+        hashed = int.from_bytes(hashlib.md5(key.encode()).digest(), "big")
+        for i, (low, high) in enumerate(ranges):
+            if low <= hashed <= high and len(pools[i]) < KEYS_PER_SHARD:
+                pools[i].append(key)
+    return pools
 
 
-def frame(spark, case: Case):
-    """Rows of exactly ``case.row_bytes`` bytes: an 8-character key and the rest as data."""
-    data = case.row_bytes - 8
-    return spark.range(0, case.rows, 1, 2).selectExpr(
-        "LPAD(CAST(id AS STRING), 8, '0') AS partitionKey",
-        f"CONCAT(LPAD(CAST(id AS STRING), 10, '0'), REPEAT('x', {data - 10})) AS data",
+def frame(spark, case: Case, rows: int, pools: list[list[str]]):
+    """Rows of exactly ``case.row_bytes`` bytes in ``shards x tasks`` partitions; partition p's keys go to shard p mod
+    shards."""
+    from pyspark.sql import functions as F
+
+    data = case.row_bytes - KEY_CHARS
+    keys = F.array(*[F.array(*[F.lit(k) for k in pool]) for pool in pools])
+    partitions = case.shards * case.tasks_per_shard
+    return (
+        spark.range(0, rows, 1, partitions)
+        .withColumn("shard", F.spark_partition_id() % case.shards)
+        .select(
+            F.element_at(F.element_at(keys, F.col("shard") + 1), (F.col("id") % KEYS_PER_SHARD + 1).cast("int"))
+            .alias("partitionKey"),
+            F.concat(F.lpad(F.col("id").cast("string"), 10, "0"), F.lit("x" * (data - 10))).alias("data"),
+        )
     )
 
 
-def write(df, endpoint: str, stream: str, aggregation: bool) -> float:
+def write(df, endpoint: str, stream: str, case: Case) -> float:
     started = time.monotonic()
     (df.write.format("kinesis").option("streamName", stream).option("region", REGION).option("endpoint", endpoint)
        .option("awsAccessKey", ACCESS_KEY).option("awsSecretKey", SECRET_KEY)
-       .option("aggregation", str(aggregation).lower()).mode("append").save())
+       .option("aggregation", str(case.aggregation).lower()).option("pacing", str(case.pacing).lower())
+       .mode("append").save())
     return time.monotonic() - started
 
 
-def run(shards: int) -> list[Result]:
+def run_case(spark, kinesis: Kinesis, proxy: LimitsProxy, case: Case, seconds: float) -> Result:
+    stream = f"bench-{uuid.uuid4().hex[:8]}"
+    kinesis.create_stream(stream, case.shards)
+    shards = kinesis.shards(stream)
+    rows = rows_for(case, seconds)
+    df = frame(spark, case, rows, keys_by_shard(shards)).cache()
+    df.count()  # rows made before the clock starts
+    time.sleep(1.5)  # the proxy's 1 s windows forget the previous case
+    proxy.reset()
+    elapsed = write(df, proxy.endpoint, stream, case)
+    stats = proxy.stats()
+    per_shard = [proxy.shard_stats(stream, s["ShardId"], "PutRecords", stats) for s in shards]
+    puts = proxy.operation_stats("PutRecords", stats)
+    df.unpersist()
+    kinesis.delete_stream(stream)
+    return Result(case, rows, elapsed, kinesis_records=sum(p["records"] for p in per_shard),
+                  kinesis_bytes=sum(p["bytes"] for p in per_shard), calls=int(puts["calls"]),
+                  throttled=sum(p["throttled_records"] for p in per_shard), writing_seconds=puts["data_span_s"])
+
+
+def spark_session(slots: int, executors: int):
+    conf = {"spark.driver.extraJavaOptions": JVM_OPTIONS, "spark.driver.memory": "4g"}
+    if executors > 1:
+        conf["spark.executor.extraJavaOptions"] = JVM_OPTIONS
+        per_executor = -(-slots // executors)
+        master = f"local-cluster[{executors},{per_executor},2048]"
+    else:
+        master = f"local[{slots}]"
+    return local_spark("kinesis-spark-write-benchmark", master=master, conf=conf)
+
+
+def run(cases: list[Case], seconds: float, executors: int) -> list[Result]:
     results = []
-    with tempfile.TemporaryDirectory() as tmp, KinesisEmulator(log_path=Path(tmp) / "emulator.log") as emulator:
+    slots = max(c.shards * c.tasks_per_shard for c in cases)
+    with tempfile.TemporaryDirectory() as tmp, FerroKinesis(log_path=Path(tmp) / "ferrokinesis.log") as emulator:
         kinesis = Kinesis(emulator.endpoint)
-        spark = local_spark("kinesis-spark-write-benchmark")
+        spark = spark_session(slots, executors)
         with LimitsProxy(emulator.endpoint, log_path=Path(tmp) / "proxy.log") as proxy:
-            warm = f"warm-{uuid.uuid4().hex[:6]}"
-            kinesis.create_stream(warm, shards)
-            write(frame(spark, Case(100, False, 2000)), proxy.endpoint, warm, False)
-            kinesis.delete_stream(warm)
-            for case in cases(shards):
-                stream = f"bench-{uuid.uuid4().hex[:8]}"
-                kinesis.create_stream(stream, shards)
-                df = frame(spark, case).cache()
-                df.count()  # rows made before the clock starts
-                time.sleep(1.5)  # the proxy's 1 s windows forget the previous case
-                proxy.reset()
-                seconds = write(df, proxy.endpoint, stream, case.aggregation)
-                stats = proxy.stats()
-                shard_ids = [s["ShardId"] for s in kinesis.shards(stream)]
-                per_shard = [proxy.shard_stats(stream, s, "PutRecords", stats) for s in shard_ids]
-                ceiling = None if case.aggregation else emulator_ceiling(kinesis, shards, case)
-                results.append(Result(case, seconds, limit(shards, case.row_bytes, case.aggregation), ceiling,
-                                      kinesis_records=sum(p["records"] for p in per_shard),
-                                      calls=proxy.operation_stats("PutRecords", stats)["calls"],
-                                      throttled=sum(p["throttled_records"] for p in per_shard)))
-                df.unpersist()
-                kinesis.delete_stream(stream)
-                print(f"  {case}: {results[-1].rows_s:,.0f} rows/s", file=sys.stderr)
+            run_case(spark, kinesis, proxy, Case(2, 1, 100, False), 2)  # JVM and clients warmed up
+            for case in cases:
+                results.append(run_case(spark, kinesis, proxy, case, seconds))
+                r = results[-1]
+                print(f"  {case}: {r.rows_s:,.0f} rows/s, {100 * r.share:.1f}% of the limit "
+                      f"({100 * r.wall_share:.1f}% over save()), "
+                      f"{100 * r.throttled_share:.2f}% throttled", file=sys.stderr, flush=True)
         spark.stop()
         kinesis.close()
     return results
 
 
-def table(results: list[Result], shards: int) -> str:
+def table(results: list[Result]) -> str:
     lines = [
-        f"| row bytes | aggregation | rows | seconds | rows/s | MB/s | limit rows/s ({shards} shards) | % of limit "
-        "| emulator ceiling rows/s | % of lower | Kinesis records | PutRecords calls | throttled entries |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| shards | tasks per shard | row bytes | aggregation | pacing | rows | seconds | rows/s | Kinesis records/s "
+        "| Kinesis MB/s | % of limit, writing | % of limit, save() | PutRecords calls | throttled entries "
+        "| throttled / written |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
-        ceiling = "–" if r.ceiling_rows_s is None else f"{r.ceiling_rows_s:,.0f}"
-        lower = min(r.limit_rows_s, r.ceiling_rows_s or r.limit_rows_s)
+        c = r.case
         lines.append(
-            f"| {r.case.row_bytes:,} | {'on' if r.case.aggregation else 'off'} | {r.case.rows:,} | {r.seconds:.1f} "
-            f"| {r.rows_s:,.0f} | {r.mb_s:.2f} | {r.limit_rows_s:,.0f} | {100 * r.rows_s / r.limit_rows_s:.0f}% "
-            f"| {ceiling} | {100 * r.rows_s / lower:.0f}% | {r.kinesis_records:,} | {r.calls:,} | {r.throttled:,} |"
+            f"| {c.shards} | {c.tasks_per_shard} | {c.row_bytes:,} | {'on' if c.aggregation else 'off'} "
+            f"| {'on' if c.pacing else 'off'} | {r.rows:,} | {r.seconds:.1f} | {r.rows_s:,.0f} "
+            f"| {r.kinesis_records / r.seconds:,.0f} | {r.kinesis_bytes / r.seconds / 1e6:.2f} "
+            f"| {100 * r.share:.1f}% | {100 * r.wall_share:.1f}% | {r.calls:,} | {r.throttled:,} "
+            f"| {100 * r.throttled_share:.2f}% |"
         )
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shards", type=int, default=2)
-    parser.add_argument("--output", default=str(REPO / "benchmarks" / "write_results.md"))
+    parser.add_argument("--shards", type=int, nargs="+", default=[2, 8])
+    parser.add_argument("--tasks", type=int, nargs="+", default=[1, 4], help="writer tasks per shard")
+    parser.add_argument("--row-bytes", type=int, nargs="+", default=[100, 1024, 10_240])
+    parser.add_argument("--aggregation", choices=["on", "off", "both"], default="both")
+    parser.add_argument("--seconds", type=float, default=20.0, help="each case's length at the limit")
+    parser.add_argument("--executors", type=int, default=1, help="2: a local-cluster of two executor JVMs")
+    parser.add_argument("--baseline", action="store_true", help="also pacing=false, 2 shards, 1 task per shard")
+    parser.add_argument("--output", help="Markdown file for the table (default: print only, unless the full matrix)")
     args = parser.parse_args()
-    results = run(args.shards)
-    text = table(results, args.shards)
+    aggregation = {"on": [True], "off": [False], "both": [False, True]}[args.aggregation]
+    cases = [Case(s, t, b, a) for s in args.shards for t in args.tasks for b in args.row_bytes for a in aggregation]
+    if args.baseline:
+        cases = [Case(2, 1, b, a, pacing=False) for b in args.row_bytes for a in aggregation] + cases
+    results = run(cases, args.seconds, args.executors)
+    text = table(results)
     print(text)
-    header = (
-        f"# Sink write throughput\n\n`benchmarks/write_throughput.py --shards {args.shards}`, "
-        f"{datetime.now(timezone.utc):%Y-%m-%d}, {platform.machine()}, Spark local[2], through the limits proxy "
-        "(1,000 records/s and 1 MiB/s per shard) in front of the emulator.\n\n"
-    )
-    Path(args.output).write_text(header + text + "\n")
+    command = "benchmarks/write_throughput.py " + " ".join(sys.argv[1:])
+    output = args.output or (str(REPO / "benchmarks" / "write_results.md") if len(sys.argv) == 2 and args.baseline
+                             else None)
+    if output:
+        header = (
+            f"# Sink write throughput\n\n`{command.strip()}`, {datetime.now(timezone.utc):%Y-%m-%d}, "
+            f"{platform.machine()}, {os.cpu_count()} cores, Spark {'local-cluster' if args.executors > 1 else 'local'}"
+            ", through the limits proxy (1,000 records/s and 1 MiB/s per shard) in front of ferrokinesis.\n\n"
+        )
+        Path(output).write_text(header + text + "\n")
 
 
 if __name__ == "__main__":

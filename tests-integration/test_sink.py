@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from harness.awslabs_deaggregation import KPL_MAGIC, deaggregated_by_awslabs
 from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY
+from harness.producer import KeyedProducer
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
@@ -186,6 +187,45 @@ def test_a_throttled_batch_write_shows_its_retries_in_the_sql_metrics(spark, kin
     assert metrics["Kinesis records retried"] == throttled, (metrics, throttled)
     assert metrics["rows written to Kinesis"] == 1500 and metrics["Kinesis records written"] == 1500, metrics
     assert metrics["PutRecords calls"] == through.operation_stats("PutRecords")["calls"], metrics
+
+
+def test_paced_writes_keep_a_shard_within_its_limit_where_unpaced_ones_are_refused(spark, kinesis, stream, proxy):
+    """Issue 18's report, kept: unpaced, the sink found a shard's rate by being refused (about three refused
+    entries per row written); paced (the default), it sends the shard about what it takes and is hardly refused."""
+    through = proxy()  # Kinesis's limits: 1,000 records/s and 1 MiB/s per shard
+    throttled = {}
+    for pacing in ("false", "true"):
+        name = stream(1)
+        df = rows(spark, 3000, partitions=1)
+        write_batch(df, through.endpoint, streamName=name, pacing=pacing)
+        metrics = last_write_metrics(spark)
+        assert stored(kinesis, name) == expected(df)
+        shard = kinesis.shards(name)[0]["ShardId"]
+        throttled[pacing] = through.shard_stats(name, shard, "PutRecords")["throttled_records"]
+        assert metrics["Kinesis records throttled"] == throttled[pacing], (metrics, throttled)
+    assert throttled["true"] <= 0.05 * 3000, throttled
+    assert throttled["false"] > 10 * max(1, throttled["true"]), throttled
+
+
+def test_a_paced_writer_sharing_its_shard_with_another_producer_slows_down_and_loses_nothing(
+    spark, kinesis, stream, proxy
+):
+    """Another producer takes part of the shard: the sink's pacer finds the rest through the throttling it meets,
+    instead of being refused for every call."""
+    name = stream(1)
+    through = proxy()
+    other = KeyedProducer(through.endpoint, name, keys=20, interval_s=0.05).start()  # about 300 records/s
+    try:
+        other.wait_rounds(10)
+        df = rows(spark, 4000, partitions=2)
+        write_batch(df, through.endpoint, streamName=name)
+        metrics = last_write_metrics(spark)
+    finally:
+        puts = other.stop()
+    ours = Counter({key: n for key, n in stored(kinesis, name).items() if key[1].startswith(b"row-")})
+    assert ours == expected(df)
+    assert sum(1 for key in stored(kinesis, name) if not key[1].startswith(b"row-")) == len(puts)
+    assert metrics["Kinesis records throttled"] <= 0.25 * 4000, metrics
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -88,13 +88,34 @@ class KinesisEmulator:
 
     def start(self) -> KinesisEmulator:
         """Start the emulator and return once it answers ListStreams."""
+        if self._process is not None:
+            raise RuntimeError("emulator already started")
+        command, cwd, env = self._launch()
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with self.log_path.open("wb") as log:
+            self._process = subprocess.Popen(
+                command,
+                cwd=cwd,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        atexit.register(self.stop)
+        try:
+            self._wait_until_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _launch(self) -> tuple[list[str], Path, dict[str, str]]:
+        """The command that serves this emulator, its working directory and its environment."""
         main_js = PACKAGE_DIR / "main.js"
         if not main_js.is_file():
             raise RuntimeError(
                 f"Kinesis emulator not installed ({main_js} missing): run `bash dev/emulator/install.sh`"
             )
-        if self._process is not None:
-            raise RuntimeError("emulator already started")
         env = {
             **os.environ,
             # Defaults to a path relative to the working directory; startup fails without it. A test may give
@@ -111,23 +132,7 @@ class KinesisEmulator:
             str(EMULATOR_DIR / "loopback.js"),
             str(main_js),
         ]
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("wb") as log:
-            self._process = subprocess.Popen(
-                command,
-                cwd=PACKAGE_DIR,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        atexit.register(self.stop)
-        try:
-            self._wait_until_ready()
-        except BaseException:
-            self.stop()
-            raise
-        return self
+        return command, PACKAGE_DIR, env
 
     def _wait_until_ready(self) -> None:
         """Wait until the plain port accepts connections, then until the emulator answers ListStreams.

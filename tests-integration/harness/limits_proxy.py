@@ -41,7 +41,8 @@ Counters (``stats()`` in-process, or ``GET /__proxy/stats``; ``reset()`` / ``POS
 stream, shard and operation: ``calls``, ``throttled_calls``, ``records``, ``throttled_records``, ``bytes``
 (record bytes served or written), ``max_calls_1s`` (calls received, throttled or not, in any 1 s window),
 ``max_served_calls_1s``, ``max_records_1s``, ``max_bytes_1s``; per operation over all shards, ``calls``,
-``throttled_calls``, ``bytes`` and ``cbor_calls`` (requests encoded in CBOR). ``GET``/``POST /__proxy/limits``
+``throttled_calls``, ``bytes``, ``cbor_calls`` (requests encoded in CBOR) and ``data_span_s`` (seconds from the
+first to the last call that served or stored data). ``GET``/``POST /__proxy/limits``
 read and change the limits of a running proxy.
 
 The proxy speaks HTTP/1.1 only (no h2c), so SubscribeToShard is not proxied; it runs on 127.0.0.1 on a free
@@ -301,6 +302,8 @@ class _Proxy:
         self.shards: dict[tuple[str, str], _ShardState] = {}
         self.op_stats: dict[tuple[str, str, str], _OpStats] = {}
         self.op_totals: dict[str, dict[str, int]] = {}
+        # Operation -> [first, last]: monotonic times of the first and last call that served or stored data.
+        self.op_spans: dict[str, list[float]] = {}
         self.iterators: dict[str, tuple[str, str, float]] = {}
         self.iterator_expiry: collections.deque[tuple[float, str]] = collections.deque()
         self.shard_maps: dict[str, tuple[float, list[int], list[str]]] = {}
@@ -329,6 +332,9 @@ class _Proxy:
         total["throttled_calls"] += throttled
         total["bytes"] += size
         total["cbor_calls"] += cbor
+        if size > 0:
+            now = time.monotonic()
+            self.op_spans.setdefault(op, [now, now])[1] = now
 
     def _remember_iterator(self, iterator: str | None, stream: str, shard: str, now: float) -> None:
         if not iterator:
@@ -353,18 +359,25 @@ class _Proxy:
                 streams.setdefault(stream, {}).setdefault(shard, {})[op] = stats.as_dict()
             return {
                 "streams": streams,
-                "operations": {op: dict(total) for op, total in sorted(self.op_totals.items())},
+                "operations": {
+                    op: {**total, "data_span_s": self._span(op)} for op, total in sorted(self.op_totals.items())
+                },
                 "placement_mismatches": self.placement_mismatches,
                 "signers": {key: dict(counts) for key, counts in self.signers.items()},
                 "known_iterators": len(self.iterators),
                 "limits": dataclasses.asdict(self.limits),
             }
 
+    def _span(self, op: str) -> float:
+        first, last = self.op_spans.get(op, (0.0, 0.0))
+        return last - first
+
     def reset(self) -> None:
         """Zero the counters and forget every shard's calls, budgets and penalties (iterators are kept)."""
         with self.lock:
             self.op_stats.clear()
             self.op_totals.clear()
+            self.op_spans.clear()
             self.shards.clear()
             self.placement_mismatches = 0
             self.signers.clear()
@@ -975,14 +988,16 @@ class LimitsProxy:
         stats = stats if stats is not None else self.stats()
         return {**EMPTY_OP_STATS, **stats["streams"].get(stream, {}).get(shard, {}).get(operation, {})}
 
-    def operation_stats(self, operation: str, stats: dict | None = None) -> dict[str, int]:
-        """Calls, throttled calls, bytes and CBOR-encoded calls of one operation over all shards."""
+    def operation_stats(self, operation: str, stats: dict | None = None) -> dict[str, float]:
+        """Calls, throttled calls, bytes and CBOR-encoded calls of one operation over all shards, and
+        ``data_span_s``: seconds from the first to the last call that served or stored data."""
         stats = stats if stats is not None else self.stats()
         return {
             "calls": 0,
             "throttled_calls": 0,
             "bytes": 0,
             "cbor_calls": 0,
+            "data_span_s": 0.0,
             **stats["operations"].get(operation, {}),
         }
 

@@ -53,11 +53,17 @@ def connector_jar() -> Path:
     )
 
 
-def local_spark(app_name: str = "kinesis-spark-tests", jar: Path | None = None) -> SparkSession:
-    """Create (or return the running) local SparkSession: ``local[2]``, no UI, 2 shuffle partitions."""
+def local_spark(
+    app_name: str = "kinesis-spark-tests",
+    jar: Path | None = None,
+    master: str = "local[2]",
+    conf: dict[str, str] | None = None,
+) -> SparkSession:
+    """Create (or return the running) local SparkSession: ``local[2]``, no UI, 2 shuffle partitions; ``conf`` on
+    top (e.g. ``spark.driver.extraJavaOptions``: it must be set before the JVM starts)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    session = (
-        SparkSession.builder.master("local[2]")
+    builder = (
+        SparkSession.builder.master(master)
         .appName(app_name)
         .config("spark.jars", str(jar or connector_jar()))
         .config("spark.driver.memory", "1g")
@@ -67,8 +73,10 @@ def local_spark(app_name: str = "kinesis-spark-tests", jar: Path | None = None) 
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
     )
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     return session
 

@@ -15,8 +15,9 @@ import io.kinesisspark.aws.{PutEntry, PutEntryResult}
  * Puts the entries of one writer task into Kinesis: PutRecords calls within Kinesis's limits
  * ([[PutRecordsBatcher]]), up to `maxInflight` of them at once on `executor`, and every entry Kinesis refuses
  * (throttled, internal failure) or whose call failed in a way worth retrying (throttling, 5xx, I/O) put again
- * after a back-off ([[RetryPolicy]]), until it is stored or out of retries (a throttled entry in a call that stored
- * others uses none: the stream is being paced); then the task fails, naming the stream,
+ * after a back-off ([[RetryPolicy]]), until it is stored or out of retries (a throttled entry uses none while the
+ * stream takes others of the task's entries, in the same call or within [[ThrottleGraceMs]]: the task is being
+ * paced, not failing); then the task fails, naming the stream,
  * the records, the attempts and the last error. Errors no retry can fix (a missing stream, refused credentials, a
  * malformed request) fail the task at once.
  *
@@ -253,8 +254,9 @@ final class PutRecordsSender(
     if (aborted || failure.isDefined) return
     val exhausted = mutable.ArrayBuffer.empty[PendingEntry]
     val retried = mutable.ArrayBuffer.empty[PendingEntry]
-    // A throttled entry in a call that stored others is being paced, not failing: the stream takes what its
-    // shards can. Such refusals use no retry, or a writer faster than its shards would run out of them.
+    // A throttled entry while the stream stores others of the task is being paced, not failing: the stream takes
+    // what its shards can. Such refusals use no retry, or a writer faster than its shards would run out of them
+    // (a task writing to one shard gets whole calls refused while that shard is full).
     def refused(p: PendingEntry, code: String, message: String, streamTookSome: Boolean): Unit = {
       p.attempts += 1
       p.lastErrorCode = code
@@ -269,9 +271,9 @@ final class PutRecordsSender(
     }
     c.outcome match {
       case Right(results) if results.size == c.entries.size =>
-        val tookSome = results.exists(_.succeeded)
+        val tookSome = results.exists(_.succeeded) || clock() - c.queue.lastStoredAt <= ThrottleGraceMs
         c.entries.zip(results).foreach { case (p, r) =>
-          if (r.succeeded) stored(p, r) else refused(p, r.errorCode.get, r.errorMessage.getOrElse(""), tookSome)
+          if (r.succeeded) { stored(p, r); c.queue.lastStoredAt = clock() } else refused(p, r.errorCode.get, r.errorMessage.getOrElse(""), tookSome)
         }
       case Right(results) =>
         failure = Some(KinesisErrors.putFailed(c.queue.stream, c.entries.map(_.entry.userRecords.toLong).sum,
@@ -321,13 +323,15 @@ final class PutRecordsSender(
 object PutRecordsSender {
   /** How far into a stream's queue a call looks for entries that may go (under preserveKeyOrder many may not). */
   val ScanLimit = 20000
+  /** A stream that stored an entry of the task this recently is taking writes: throttling there uses no retry. */
+  val ThrottleGraceMs = 10000L
   /** Longest wait for a call in flight before looking at the queue again. */
   val PollIntervalMs = 1000L
   /**
    * How often a paced stream gets a call (unless the last one was full): often enough that a shard's second is
    * spread over many calls (no burst the shard could refuse), seldom enough that calls carry many entries.
    */
-  val PacedCallIntervalMs = 50L
+  val PacedCallIntervalMs = 25L
 
   /** Error codes of throttling: the record or call is refused for now, and will be taken later. */
   val ThrottlingCodes: Set[String] = Set("ProvisionedThroughputExceededException", "LimitExceededException",
@@ -340,6 +344,8 @@ object PutRecordsSender {
     val busyKeys = mutable.HashSet.empty[String]
     /** Unpaced: after a throttle, nothing goes to the stream before this time. */
     var pausedUntil = 0L
+    /** When the stream last stored an entry of the task. */
+    var lastStoredAt: Long = Long.MinValue / 2
     /** Paced: the next call to the stream is not looked for before this time. */
     var nextPacedCallAt = 0L
   }

@@ -27,11 +27,14 @@ object ShardWriteLimits {
  *
  * Why a share that adapts. Kinesis counts a shard's writes over one-second windows, and the writer cannot see
  * what else writes to the shard: other tasks of the same query on other executors, other queries, other
- * producers. So the share starts at [[MaxShare]] of the limits and is cut by [[DecreaseFactor]] when a write to the
- * shard is throttled (once per window: the refusals of one window are one signal), then grows back by
- * [[IncreasePerSecond]] of the limits each second (additive increase, multiplicative decrease, as TCP shares a link:
- * writers that share a shard converge to shares that add up to what it takes). A throttle also empties the buckets:
- * the shard is full now.
+ * producers. So the share starts at [[MaxShare]] of the limits (below 1: a shard's second is sent in many calls,
+ * and the one-second windows Kinesis counts over may catch one call more than the writer's own second) and is cut
+ * when a write to the shard is throttled, then grows back by [[IncreasePerSecond]] of the limits each second
+ * (additive increase, multiplicative decrease, as TCP shares a link: writers that share a shard converge to shares
+ * that add up to what it takes). The cut is measured: the first throttle of a window cuts by [[FirstCut]] (a call
+ * that landed in a full second: cheap to recover from), and when that window ends, a loss of more than
+ * [[FirstCut]]'s worth (the shard is shared with writers that take a real part of it) cuts again by the share of
+ * the window's entries that were refused. A throttle also empties the buckets: the shard is full now.
  *
  * The buckets hold at most [[BurstMs]] of tokens, so a writer that was idle cannot burst more than that into the
  * shard's next second. An entry larger than what a bucket holds (a 1 MiB record, a full aggregate) is let through
@@ -52,7 +55,11 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
 
   private var share = MaxShare
   private var updatedAt = clock()
-  private var lastDecreaseAt = Long.MinValue / 2
+  /** The window that began with a throttle: what was taken and throttled in it, while it is open. */
+  private var windowStart = Long.MinValue / 2
+  private var windowOpen = false
+  private var windowTaken = 0L
+  private var windowThrottled = 0L
   private var recordTokens = recordCapacity
   private var byteTokens = byteCapacity
   private var lastUsedAt = updatedAt
@@ -69,6 +76,7 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
     if (recordTokens >= 1.0 && byteTokens >= math.min(bytes.toDouble, byteCapacity)) {
       recordTokens -= 1.0
       byteTokens -= bytes
+      if (windowOpen) windowTaken += 1
       true
     } else false
   }
@@ -83,13 +91,17 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
     if (wait <= 0) 0L else math.max(1L, math.ceil(wait).toLong)
   }
 
-  /** Kinesis throttled a write to the shard: cut the share (once per window) and take nothing more for now. */
+  /** Kinesis throttled a write (one entry) to the shard: cut the share and take nothing more for now. */
   def throttled(): Unit = synchronized {
     refill()
-    if (updatedAt - lastDecreaseAt >= WindowMs) {
-      share = math.max(MinShare, share * DecreaseFactor)
-      lastDecreaseAt = updatedAt
+    if (!windowOpen) {
+      share = math.max(MinShare, share * FirstCut)
+      windowStart = updatedAt
+      windowOpen = true
+      windowTaken = 0
+      windowThrottled = 0
     }
+    windowThrottled += 1
     recordTokens = math.min(recordTokens, 0.0)
     byteTokens = math.min(byteTokens, 0.0)
   }
@@ -104,8 +116,14 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
     val now = clock()
     val elapsed = now - updatedAt
     if (elapsed > 0) {
+      if (windowOpen && now - windowStart >= WindowMs) {
+        // Refused entries against all the window saw; a writer that hardly sent in it has nothing to measure.
+        val loss = windowThrottled.toDouble / (windowTaken + windowThrottled)
+        if (windowTaken >= MinWindowEntries && loss > 1 - FirstCut) share = math.max(MinShare, share * math.max(MaxLossCut, 1 - loss))
+        windowOpen = false
+      }
       // The share grows back only after the window of a cut: within it, refusals of the same excess arrive.
-      val growing = now - math.max(updatedAt, lastDecreaseAt + WindowMs)
+      val growing = now - math.max(updatedAt, windowStart + WindowMs)
       if (growing > 0) share = math.min(MaxShare, share + IncreasePerSecond * growing / 1000.0)
       recordTokens = math.min(recordCapacity, recordTokens + elapsed * recordRate)
       byteTokens = math.min(byteCapacity, byteTokens + elapsed * byteRate)
@@ -118,13 +136,17 @@ object ShardWritePacer {
   /** Kinesis's accounting window. */
   val WindowMs = 1000L
   /** The largest share of the limits a pacer allows. */
-  val MaxShare = 1.0
+  val MaxShare = 0.97
   /** Below this share a writer still makes progress (a shard at 5 % takes 50 records/s). */
   val MinShare = 0.05
-  /** The cut on a throttle. */
-  val DecreaseFactor = 0.9
+  /** The cut on the first throttle of a window. */
+  val FirstCut = 0.97
+  /** Entries a window must have sent for its loss to count. */
+  val MinWindowEntries = 10
+  /** The deepest cut for the loss of one window. */
+  val MaxLossCut = 0.5
   /** The growth, in shares of the limits per second, while nothing is throttled. */
-  val IncreasePerSecond = 0.01
+  val IncreasePerSecond = 0.05
   /** The most a bucket holds, in milliseconds of its rate. */
-  val BurstMs = 100L
+  val BurstMs = 50L
 }

@@ -17,6 +17,21 @@ class KinesisSinkOptionsSuite extends AnyFunSuite {
     assert(o.partitionKeyFallback == PartitionKeyFallback.Fail && o.maxInflightRequests == 4 && o.maxPutRetries == 20)
     assert(!o.aggregation && o.aggregationMaxBytes == 51200 && !o.preserveKeyOrder)
     assert(o.connection.credentials == AwsCredentialsConfig.DefaultChain)
+    assert(o.pacing.contains(ShardWriteLimits(1000, 1024L * 1024)))
+  }
+
+  test("pacing: on by default at Kinesis's limits, other limits for other quotas, off on request") {
+    assert(KinesisSinkOptions.parse(base ++ Map("maxRecordsPerShardPerSecond" -> "500",
+      "maxBytesPerShardPerSecond" -> "512k")).pacing.contains(ShardWriteLimits(500, 512 * 1024)))
+    assert(KinesisSinkOptions.parse(base ++ Map("PACING" -> "false")).pacing.isEmpty)
+    assert(rejected(base ++ Map("pacing" -> "yes")) == "Invalid value 'yes' for option 'pacing': expected 'true' or 'false'.")
+    assert(rejected(base ++ Map("maxRecordsPerShardPerSecond" -> "0")) == "Invalid value '0' for option " +
+      "'maxRecordsPerShardPerSecond': expected an integer from 1 to 1000000.")
+    assert(rejected(base ++ Map("maxBytesPerShardPerSecond" -> "100")) == "Invalid value '100' for option " +
+      "'maxBytesPerShardPerSecond': expected a byte size of at least 1024 bytes such as '1mb' or '524288'.")
+    assert(rejected(base ++ Map("pacing" -> "false", "maxRecordsPerShardPerSecond" -> "500")) == "Invalid value " +
+      "'false' for option 'pacing': expected 'true' when 'maxRecordsPerShardPerSecond' is set (the limits are what " +
+      "pacing keeps each shard to).")
   }
 
   test("every sink option, case-insensitively, with the source's connection options") {

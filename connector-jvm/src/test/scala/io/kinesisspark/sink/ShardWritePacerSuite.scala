@@ -7,10 +7,10 @@ import io.kinesisspark.SteppedClock
 class ShardWritePacerSuite extends AnyFunSuite {
 
   /** Entries of `bytes` taken over `seconds` of stepped time, trying every `stepMs`. */
-  private def takenOver(pacer: ShardWritePacer, clock: SteppedClock, seconds: Int, bytes: Long,
+  private def takenOver(pacer: ShardWritePacer, clock: SteppedClock, seconds: Double, bytes: Long,
       stepMs: Long = 5): Seq[Long] = {
     val times = Seq.newBuilder[Long]
-    val end = clock.now + seconds * 1000L
+    val end = clock.now + (seconds * 1000).toLong
     while (clock.now < end) {
       while (pacer.tryTake(bytes)) times += clock.now
       clock.sleep(stepMs)
@@ -48,22 +48,29 @@ class ShardWritePacerSuite extends AnyFunSuite {
     assert(pacer.readyInMs(big) > 0)
   }
 
-  test("a throttle cuts the share once per window and stops taking; the share grows back while nothing is throttled") {
-    val clock = new SteppedClock
-    val pacer = new ShardWritePacer(ShardWriteLimits(), () => clock.now)
-    assert(pacer.currentShare == ShardWritePacer.MaxShare)
-    pacer.throttled()
-    pacer.throttled() // the same window: one signal
-    assert(math.abs(pacer.currentShare - ShardWritePacer.DecreaseFactor) < 1e-9)
-    assert(!pacer.tryTake(10) && pacer.readyInMs(10) >= 1)
-    clock.sleep(1000)
-    pacer.throttled()
-    val cut = ShardWritePacer.DecreaseFactor * ShardWritePacer.DecreaseFactor
-    assert(math.abs(pacer.currentShare - cut) < 1e-9)
-    clock.sleep(1000 + 5000) // the window, then 5 s of growth
-    assert(math.abs(pacer.currentShare - (cut + 5 * ShardWritePacer.IncreasePerSecond)) < 1e-6)
-    clock.sleep(60000)
-    assert(pacer.currentShare == ShardWritePacer.MaxShare)
+  test("a throttle cuts the share a little and stops taking; a window of heavy loss cuts by the loss; it grows back") {
+    import ShardWritePacer._
+    for (throttledInWindow <- Seq(5, 450)) {
+      val clock = new SteppedClock
+      val pacer = new ShardWritePacer(ShardWriteLimits(), () => clock.now)
+      assert(pacer.currentShare == MaxShare)
+      pacer.throttled()
+      assert(math.abs(pacer.currentShare - MaxShare * FirstCut) < 1e-9)
+      assert(!pacer.tryTake(10) && pacer.readyInMs(10) >= 1)
+      // The rest of the window: entries taken as the pacer allows, some of them throttled too.
+      val taken = takenOver(pacer, clock, seconds = 0.9, bytes = 10).size
+      assert(taken > 700 && taken < 900, taken)
+      (1 to throttledInWindow).foreach(_ => pacer.throttled())
+      assert(math.abs(pacer.currentShare - MaxShare * FirstCut) < 1e-9) // one cut per window, until it ends
+      clock.sleep(110)
+      val loss = (throttledInWindow + 1).toDouble / (taken + throttledInWindow + 1)
+      val expected = MaxShare * FirstCut * (if (loss > 1 - FirstCut) 1 - loss else 1.0)
+      assert(math.abs(pacer.currentShare - expected) < 1e-3, s"loss $loss")
+      clock.sleep(500)
+      assert(math.abs(pacer.currentShare - math.min(MaxShare, expected + IncreasePerSecond / 2)) < 1e-3)
+      clock.sleep(60000)
+      assert(pacer.currentShare == MaxShare)
+    }
   }
 
   test("writers sharing a shard over its limit converge below it: throttled in proportion, not in storms") {
