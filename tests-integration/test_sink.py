@@ -251,7 +251,8 @@ def test_a_null_partition_key_fails_unless_random_keys_are_asked_for(spark, kine
     assert "column 'partitionKey' is null: expected a string of 1 to 256 characters, or option " \
            "'partitionKeyFallback' = 'random'" in error_text(excinfo)
 
-    assert kinesis.read_all(name) == []  # the failed task had sent nothing: its first row was still buffered
+    # Row 2 was never written; row 1 may have been (paced calls go out as the shard takes them: at-least-once).
+    assert [r["Data"] for r in kinesis.read_all(name)] in ([], [b"1"])
 
     write_batch(df, emulator.endpoint, streamName=name, partitionKeyFallback="random")
     written = {r["Data"]: r["PartitionKey"] for r in kinesis.read_all(name)}

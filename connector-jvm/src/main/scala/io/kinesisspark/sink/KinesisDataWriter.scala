@@ -9,7 +9,7 @@ import io.kinesisspark.kpl.UserRecord
 /**
  * Writes one task's rows: each row is checked and converted ([[RowConverter]]), packed into KPL aggregates if
  * `aggregation` is on ([[KplAggregator]]), or else placed in its shard by `shardMap` when the sender paces each
- * shard, and put by a [[PutRecordsSender]]. [[commit]] returns only once
+ * shard (a stream without a map, its shards not listable, goes unpaced), and put by a [[PutRecordsSender]]. [[commit]] returns only once
  * Kinesis has stored every row, so a committed task (and so a committed batch or epoch) means "written"; a task
  * that fails after some calls succeeded leaves those rows in the stream, and Spark's retry writes them again:
  * delivery is at-least-once.
@@ -21,7 +21,7 @@ import io.kinesisspark.kpl.UserRecord
  * }}}
  */
 final class KinesisDataWriter(convert: RowConverter, sender: PutRecordsSender,
-    aggregator: Option[KplAggregator], shardMap: Option[String => ShardMap], metrics: SinkMetrics)
+    aggregator: Option[KplAggregator], shardMap: Option[String => Option[ShardMap]], metrics: SinkMetrics)
     extends DataWriter[InternalRow] with FlushAfterAllRows {
 
   override def write(row: InternalRow): Unit = {
@@ -30,7 +30,7 @@ final class KinesisDataWriter(convert: RowConverter, sender: PutRecordsSender,
       case Some(a) => a.add(stream, record)
       case None    =>
         // RowConverter has refused malformed explicit hash keys: every record has a hash key here.
-        val shard = shardMap.map(_(stream).shardFor(record.effectiveHashKey.get))
+        val shard = shardMap.flatMap(_(stream)).map(_.shardFor(record.effectiveHashKey.get))
         sender.add(KinesisDataWriter.plain(stream, record, shard))
     }
   }

@@ -32,8 +32,9 @@ final class KinesisDataWriterFactory(options: KinesisSinkOptions, columns: SinkC
       pacerFor = pacerFor)
     val aggregator = if (!options.aggregation) None
       else Some(new KplAggregator(shardMap, options.aggregationMaxBytes, sender.add))
+    val pacingMap = (stream: String) => ShardMaps.forPacing(options.connection, api, stream)
     new KinesisDataWriter(new RowConverter(columns, options, partitionId), sender, aggregator,
-      shardMap = pacerFor.map(_ => shardMap), metrics)
+      shardMap = pacerFor.map(_ => pacingMap), metrics)
   }
 
   override def createWriter(partitionId: Int, taskId: Long, epochId: Long): DataWriter[InternalRow] =

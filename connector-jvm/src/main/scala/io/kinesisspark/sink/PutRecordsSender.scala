@@ -297,8 +297,11 @@ final class PutRecordsSender(
         c.queue.queued.put(p.seq, p)
       }
       // Unpaced, a throttled stream takes nothing new either until then: new rows would only be throttled too, and
-      // spend their retries on it. Paced, the throttled shards' pacers hold back their shards, and only them.
-      if (throttled && pacerFor.isEmpty) c.queue.pausedUntil = math.max(c.queue.pausedUntil, notBefore)
+      // spend their retries on it. Paced, the throttled shards' pacers hold back their shards, and only them
+      // (entries with no predicted shard, of a stream whose shards could not be listed, are unpaced).
+      if (throttled && (pacerFor.isEmpty || retried.exists(_.entry.predictedShard.isEmpty))) {
+        c.queue.pausedUntil = math.max(c.queue.pausedUntil, notBefore)
+      }
     }
     if (exhausted.nonEmpty && failure.isEmpty) {
       val rows = exhausted.map(_.entry.userRecords.toLong).sum

@@ -45,11 +45,38 @@ object ShardMap {
  */
 object ShardMaps {
   val TtlMs = 60000L
-  private val maps = new ConcurrentHashMap[(AwsConnection, String), (ShardMap, Long)]()
+  private val log = org.slf4j.LoggerFactory.getLogger(getClass)
+  private val maps = new ConcurrentHashMap[(AwsConnection, String), (Option[ShardMap], Long)]()
 
+  /** The stream's shard map; fails if the shards cannot be listed (aggregation cannot do without it). */
   def get(connection: AwsConnection, api: KinesisApi, stream: String, now: Long = System.currentTimeMillis()): ShardMap =
     maps.compute((connection, stream), (_, cached) =>
-      if (cached != null && now - cached._2 < TtlMs) cached else (ShardMap(api.listShards(stream, 1000)), now))._1
+      if (cached != null && cached._1.isDefined && now - cached._2 < TtlMs) cached
+      else (Some(ShardMap(api.listShards(stream, 1000))), now))._1.get
+
+  /**
+   * The stream's shard map for pacing, or `None` while the credentials may not list shards (kinesis:ListShards):
+   * pacing is an optimisation, and a writer allowed only PutRecords still writes, paced by being refused. Logged
+   * once per [[TtlMs]] and stream.
+   */
+  def forPacing(connection: AwsConnection, api: KinesisApi, stream: String,
+      now: Long = System.currentTimeMillis()): Option[ShardMap] =
+    maps.compute((connection, stream), (_, cached) =>
+      if (cached != null && now - cached._2 < TtlMs) cached
+      else try (Some(ShardMap(api.listShards(stream, 1000))), now) catch {
+        case e: io.kinesisspark.KinesisSparkException if deniedListing(e) =>
+          log.warn(s"The sink may not list the shards of Kinesis stream '$stream' (kinesis:ListShards is denied), so " +
+            "it cannot pace each shard: it is paced by Kinesis's throttling instead. Allow kinesis:ListShards, or set " +
+            "pacing=false to silence this.")
+          (None, now)
+      })._1
 
   def invalidate(connection: AwsConnection, stream: String): Unit = maps.remove((connection, stream))
+
+  private def deniedListing(e: Throwable): Boolean =
+    Iterator.iterate(e)(_.getCause).takeWhile(_ != null).take(10).exists {
+      case k: software.amazon.awssdk.awscore.exception.AwsServiceException =>
+        Option(k.awsErrorDetails()).exists(_.errorCode() == "AccessDeniedException")
+      case _ => false
+    }
 }

@@ -37,14 +37,16 @@ object ShardWriteLimits {
  * the window's entries that were refused. A throttle also empties the buckets: the shard is full now.
  *
  * The buckets hold at most [[BurstMs]] of tokens, so a writer that was idle cannot burst more than that into the
- * shard's next second. An entry larger than what a bucket holds (a 1 MiB record, a full aggregate) is let through
- * once the bucket is full and leaves it in debt, so the average stays at the rate.
+ * shard's next second; the bytes bucket holds at least [[LargestEntrySlack]] times the largest entry asked for (a
+ * full aggregate is a 20th of a shard's second), so tokens are not lost while an entry waits for its call. And
+ * what the pacer let through in the last second ([[RecentWrites]]) stays within [[WindowShare]] of the limits,
+ * which a rate alone does not ensure when entries are large.
  *
  * Thread-safe: one pacer serves every writer task of a JVM that writes to the shard ([[ShardWritePacers]]).
  *
  * {{{
  *   val pacer = new ShardWritePacer(ShardWriteLimits(), clock = () => System.currentTimeMillis())
- *   if (pacer.tryTake(bytes = 120)) send(entry) else wait(pacer.readyInMs())
+ *   if (pacer.tryTake(bytes = 120)) send(entry) else wait(pacer.readyInMs(bytes = 120))
  *   pacer.throttled()   // Kinesis refused a write to the shard: slow down
  * }}}
  *
@@ -63,19 +65,28 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
   private var recordTokens = recordCapacity
   private var byteTokens = byteCapacity
   private var lastUsedAt = updatedAt
+  private var largestEntry = 0L
+  private val recent = new RecentWrites(WindowMs, RecentSlotMs)
+
+  private def windowRecords: Long = (limits.recordsPerSecond * WindowShare).toLong
+  private def windowBytes: Long = (limits.bytesPerSecond * WindowShare).toLong
 
   private def recordRate: Double = limits.recordsPerSecond * share / 1000.0 // per ms
   private def byteRate: Double = limits.bytesPerSecond * share / 1000.0
   private def recordCapacity: Double = math.max(1.0, limits.recordsPerSecond * share * BurstMs / 1000.0)
-  private def byteCapacity: Double = math.max(1.0, limits.bytesPerSecond * share * BurstMs / 1000.0)
+  private def byteCapacity: Double =
+    math.max(math.max(1.0, limits.bytesPerSecond * share * BurstMs / 1000.0), largestEntry * LargestEntrySlack)
 
   /** Takes the tokens of one entry of `bytes` if the shard can take it now; false (and nothing taken) if not. */
   def tryTake(bytes: Long): Boolean = synchronized {
     refill()
     lastUsedAt = updatedAt
-    if (recordTokens >= 1.0 && byteTokens >= math.min(bytes.toDouble, byteCapacity)) {
+    largestEntry = math.max(largestEntry, math.min(bytes, limits.bytesPerSecond))
+    if (recordTokens >= 1.0 && byteTokens >= math.min(bytes.toDouble, byteCapacity) &&
+        recent.readyInMs(updatedAt, 1, bytes, windowRecords, windowBytes) == 0) {
       recordTokens -= 1.0
       byteTokens -= bytes
+      recent.add(updatedAt, 1, bytes)
       if (windowOpen) windowTaken += 1
       true
     } else false
@@ -87,7 +98,8 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
     val recordWait = if (recordTokens >= 1.0) 0.0 else (1.0 - recordTokens) / recordRate
     val needed = math.min(bytes.toDouble, byteCapacity)
     val byteWait = if (byteTokens >= needed) 0.0 else (needed - byteTokens) / byteRate
-    val wait = math.max(recordWait, byteWait)
+    val wait = math.max(math.max(recordWait, byteWait),
+      recent.readyInMs(updatedAt, 1, bytes, windowRecords, windowBytes).toDouble)
     if (wait <= 0) 0L else math.max(1L, math.ceil(wait).toLong)
   }
 
@@ -135,6 +147,10 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
 object ShardWritePacer {
   /** Kinesis's accounting window. */
   val WindowMs = 1000L
+  /** The granularity of the pacer's own count of the last second. */
+  val RecentSlotMs = 10L
+  /** The most of the limits that any one second of the pacer's own writes may hold. */
+  val WindowShare = 0.99
   /** The largest share of the limits a pacer allows. */
   val MaxShare = 0.97
   /** Below this share a writer still makes progress (a shard at 5 % takes 50 records/s). */
@@ -149,4 +165,6 @@ object ShardWritePacer {
   val IncreasePerSecond = 0.05
   /** The most a bucket holds, in milliseconds of its rate. */
   val BurstMs = 50L
+  /** The bytes bucket holds at least this many of the largest entry. */
+  val LargestEntrySlack = 1.5
 }

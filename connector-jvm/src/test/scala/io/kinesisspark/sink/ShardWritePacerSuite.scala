@@ -18,7 +18,7 @@ class ShardWritePacerSuite extends AnyFunSuite {
     times.result()
   }
 
-  /** The most entries (or bytes, with `weights`) in any window of 1 s. */
+  /** The most entries (or bytes, each entry weighing `weight`) in any window of 1 s. */
   private def busiestSecond(times: Seq[Long], weight: Long = 1): Long = {
     var start = 0
     var best = 0L
@@ -37,15 +37,17 @@ class ShardWritePacerSuite extends AnyFunSuite {
     assert(busiestSecond(times) <= 1000 + 100) // BurstMs of tokens at most
   }
 
-  test("bytes are paced too, and an entry larger than the bucket goes once it is full, leaving it in debt") {
-    val clock = new SteppedClock
-    val limits = ShardWriteLimits(bytesPerSecond = 1024L * 1024)
-    val pacer = new ShardWritePacer(limits, () => clock.now)
-    val big = 300L * 1024 // three times what the bucket holds (100 ms of 1 MiB/s)
-    val times = takenOver(pacer, clock, seconds = 30, bytes = big)
-    val perSecond = times.size * big / 30.0
-    assert(perSecond >= 0.9 * limits.bytesPerSecond && perSecond <= limits.bytesPerSecond, perSecond)
-    assert(pacer.readyInMs(big) > 0)
+  test("bytes are paced too; large entries as many as a second holds whole, and no tokens lost while they wait") {
+    // (entry bytes, how often the writer looks, the least share of the byte limit it must reach)
+    for ((big, stepMs, least) <- Seq((307200L, 5L, 0.85), (51200L, 20L, 0.94), (1024L, 20L, 0.96))) {
+      val clock = new SteppedClock
+      val limits = ShardWriteLimits(recordsPerSecond = 100000, bytesPerSecond = 1024L * 1024)
+      val pacer = new ShardWritePacer(limits, () => clock.now)
+      val times = takenOver(pacer, clock, seconds = 30, bytes = big, stepMs = stepMs)
+      val perSecond = times.size * big / 30.0
+      assert(perSecond >= least * limits.bytesPerSecond, s"$big bytes every $stepMs ms: $perSecond")
+      assert(busiestSecond(times, big) <= limits.bytesPerSecond, s"$big bytes every $stepMs ms")
+    }
   }
 
   test("a throttle cuts the share a little and stops taking; a window of heavy loss cuts by the loss; it grows back") {
