@@ -38,9 +38,9 @@ object ShardWriteLimits {
  *
  * The buckets hold at most [[BurstMs]] of tokens, so a writer that was idle cannot burst more than that into the
  * shard's next second; the bytes bucket holds at least [[LargestEntrySlack]] times the largest entry asked for (a
- * full aggregate is a 20th of a shard's second), so tokens are not lost while an entry waits for its call. And
- * what the pacer let through in the last second ([[RecentWrites]]) stays within [[WindowShare]] of the limits,
- * which a rate alone does not ensure when entries are large.
+ * full aggregate is a 20th of a shard's second), so tokens are not lost while an entry waits for its call. And a
+ * large entry goes only if what the pacer let through in the last second ([[RecentWrites]]) stays within
+ * [[WindowShare]] of the limits with it, which a rate alone does not ensure.
  *
  * Thread-safe: one pacer serves every writer task of a JVM that writes to the shard ([[ShardWritePacers]]).
  *
@@ -82,8 +82,7 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
     refill()
     lastUsedAt = updatedAt
     largestEntry = math.max(largestEntry, math.min(bytes, limits.bytesPerSecond))
-    if (recordTokens >= 1.0 && byteTokens >= math.min(bytes.toDouble, byteCapacity) &&
-        recent.readyInMs(updatedAt, 1, bytes, windowRecords, windowBytes) == 0) {
+    if (recordTokens >= 1.0 && byteTokens >= math.min(bytes.toDouble, byteCapacity) && windowWait(bytes) == 0) {
       recordTokens -= 1.0
       byteTokens -= bytes
       recent.add(updatedAt, 1, bytes)
@@ -98,10 +97,18 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
     val recordWait = if (recordTokens >= 1.0) 0.0 else (1.0 - recordTokens) / recordRate
     val needed = math.min(bytes.toDouble, byteCapacity)
     val byteWait = if (byteTokens >= needed) 0.0 else (needed - byteTokens) / byteRate
-    val wait = math.max(math.max(recordWait, byteWait),
-      recent.readyInMs(updatedAt, 1, bytes, windowRecords, windowBytes).toDouble)
+    val wait = math.max(math.max(recordWait, byteWait), windowWait(bytes).toDouble)
     if (wait <= 0) 0L else math.max(1L, math.ceil(wait).toLong)
   }
+
+  /**
+   * How long an entry waits for the pacer's own last second to take it. Only entries larger than what the rate
+   * leaves free of each second ((1 - [[MaxShare]]) of the byte limit) can overfill one; the smaller ones are
+   * spread by the buckets, and holding them back too would only bunch them up when old slots leave.
+   */
+  private def windowWait(bytes: Long): Long =
+    if (bytes <= limits.bytesPerSecond * (1 - MaxShare)) 0L
+    else recent.readyInMs(updatedAt, 1, bytes, windowRecords, windowBytes)
 
   /** Kinesis throttled a write (one entry) to the shard: cut the share and take nothing more for now. */
   def throttled(): Unit = synchronized {
