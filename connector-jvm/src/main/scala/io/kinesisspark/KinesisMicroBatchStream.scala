@@ -49,12 +49,22 @@ final class KinesisMicroBatchStream(
   // by the prefetcher before it first fetches. The query id is stable across restarts from one checkpoint; Spark
   // sets it as a local property of the thread that creates the sources.
   private val consumers: Option[ConsumerRegistrar] = options.efo.map(efo =>
-    ConsumerRegistrar(api, options.streams, efo, Option(spark.sparkContext.getLocalProperty(QueryIdProperty))))
+    ConsumerRegistrar(api, options.streams, efo, QueryMetrics.currentQueryId(spark)))
   private val prefetcher = new Prefetcher(spark.sparkContext, options, Random.nextInt(Int.MaxValue), clock, consumers)
   @volatile private var availableNow: Option[AvailableNowTarget] = None
   private val dataLoss = DataLossPolicy(options.failOnDataLoss)
   private val reportedLosses = java.util.concurrent.ConcurrentHashMap.newKeySet[StartReconciler.Loss]()
   private val driverDataLossEvents = new java.util.concurrent.atomic.AtomicLong()
+  private val recordsRead = new java.util.concurrent.atomic.AtomicLong()
+  private val bytesRead = new java.util.concurrent.atomic.AtomicLong()
+  /** The latest batches counted in `recordsRead`, oldest first. */
+  private val countedBatches = java.util.Collections.synchronizedSet(
+    new java.util.LinkedHashSet[(KinesisSourceOffset, KinesisSourceOffset)]())
+  // In Spark's metrics system from the first batch on (the query's id is known on its own thread).
+  private lazy val metricsQueryId: Option[String] = QueryMetrics.currentQueryId(spark).map { id =>
+    QueryMetrics.register("source", spark, id, MetricsSystemNames, () => metrics(Optional.empty[Offset]()).asScala.toMap)
+    id
+  }
 
   override def initialOffset(): Offset =
     new InitialOffsetStore(checkpointLocation, spark.sparkContext.hadoopConfiguration).getOrCreate {
@@ -85,6 +95,7 @@ final class KinesisMicroBatchStream(
 
   override def latestOffset(start: Offset, limit: ReadLimit): Offset = {
     val startOffset = start.asInstanceOf[KinesisSourceOffset]
+    metricsQueryId
     prefetcher.start(startOffset)
     val budget = BatchEndPlanner.Budget.of(limit)
     var end = plan(startOffset, budget)
@@ -143,6 +154,12 @@ final class KinesisMicroBatchStream(
       from <- startOffset.position(stream, shard)
       if from != to
     } yield ShardSlice(stream, shard, from, to, prefetcher.buffer.covering(stream, shard, from, to).getOrElse(Nil))
+    // Spark may plan a batch more than once: its records count once.
+    if (countedBatches.add((startOffset, endOffset))) {
+      recordsRead.addAndGet(slices.iterator.flatMap(_.ranges).map(_.records.toLong).sum)
+      bytesRead.addAndGet(slices.iterator.map(_.bytes).sum)
+      if (countedBatches.size > CountedBatchesKept) countedBatches.remove(countedBatches.iterator.next())
+    }
     val limits = options.fetchLimits
     PartitionCoalescer.coalesce(slices, options.coalesceThresholdBlockSize, options.coalesceBinSize)
       .map(group => KinesisInputPartition(options.connection, group, limits, options.failOnDataLoss, options.recordSchema): InputPartition)
@@ -155,7 +172,10 @@ final class KinesisMicroBatchStream(
     prefetcher.committed(end.asInstanceOf[KinesisSourceOffset])
       .foreach(b => BlockStoreBridge.remove(b.streamId, b.uniqueId))
 
-  override def stop(): Unit = prefetcher.stop()
+  override def stop(): Unit = {
+    metricsQueryId.foreach(QueryMetrics.remove("source", _))
+    prefetcher.stop()
+  }
 
   override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] = {
     val consumed: Option[KinesisSourceOffset] = Option(latestConsumedOffset.orElse(null)).map {
@@ -170,6 +190,8 @@ final class KinesisMicroBatchStream(
       "bufferedRecords" -> prefetcher.buffer.bufferedRecords.toString,
       "bufferedBytes" -> prefetcher.buffer.bufferedBytes.toString,
       "fetchRounds" -> prefetcher.completedRounds.toString,
+      "recordsRead" -> recordsRead.get.toString,
+      "bytesRead" -> bytesRead.get.toString,
       "dataLossEvents" ->
         (driverDataLossEvents.get + prefetcher.driverDataLossEvents + stats.values.map(_.dataLossEvents).sum).toString)
     // Per stream, under "<stream>.<metric>", when the query reads more than one.
@@ -207,6 +229,9 @@ object KinesisMicroBatchStream {
   private val log = LoggerFactory.getLogger(classOf[KinesisMicroBatchStream])
   /** How long one wait for a prefetch round lasts in AvailableNow mode before the target is checked again. */
   private val AvailableNowWaitMs = 1000L
-  /** Spark's StreamExecution.QUERY_ID_KEY (its package moved between Spark versions, the key did not). */
-  private val QueryIdProperty = "sql.streaming.queryId"
+  private val CountedBatchesKept = 8
+  /** The source's metrics in Spark's metrics system ([[QueryMetrics]]); per stream ones stay in the progress. */
+  val MetricsSystemNames: Seq[String] = Seq("avgMsBehindLatest", "maxMsBehindLatest", "minMsBehindLatest",
+    "activeShards", "recordsRead", "bytesRead", "bufferedRecords", "bufferedBytes", "throttlingEvents",
+    "avgFetchLatencyMs", "dataLossEvents", "fetchRounds")
 }

@@ -9,6 +9,8 @@ import org.apache.spark.sql.connector.write.{BatchWrite, DataWriterFactory, Phys
 import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
 import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
 
+import io.kinesisspark.QueryMetrics
+
 /**
  * A write to Kinesis, batch (`df.write`) or streaming (`df.writeStream`). Kinesis only appends, so a streaming
  * query's `update` and `complete` output modes write the rows Spark hands over each epoch, like Spark's Kafka
@@ -38,7 +40,19 @@ final class KinesisWrite(options: KinesisSinkOptions, columns: SinkColumns, tota
 
   private def factory = new KinesisDataWriterFactory(options, columns)
   override def createBatchWriterFactory(info: PhysicalWriteInfo): DataWriterFactory = factory
-  override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory = factory
+  override def createStreamingWriterFactory(info: PhysicalWriteInfo): StreamingDataWriterFactory = {
+    metricsRegistered
+    factory
+  }
+
+  // A streaming query's sink metrics also go to Spark's metrics system (see QueryMetrics), from its first batch on
+  // (run on the query's thread, which knows the query's id).
+  private lazy val metricsRegistered: Unit = {
+    val spark = org.apache.spark.sql.SparkSession.active
+    QueryMetrics.currentQueryId(spark).foreach { id =>
+      QueryMetrics.register("sink", spark, id, SinkMetrics.Names, () => totals.asJava.asScala.toMap)
+    }
+  }
 
   // Every committed task's rows are already stored; refusing a duplicate attempt's commit would unwrite nothing.
   override def useCommitCoordinator(): Boolean = false

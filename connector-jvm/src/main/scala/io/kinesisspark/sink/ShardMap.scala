@@ -63,7 +63,7 @@ object ShardMaps {
       now: Long = System.currentTimeMillis()): Option[ShardMap] =
     maps.compute((connection, stream), (_, cached) =>
       if (cached != null && now - cached._2 < TtlMs) cached
-      else try (Some(ShardMap(api.listShards(stream, 1000))), now) catch {
+      else try Tuple2(Some(ShardMap(api.listShards(stream, 1000))), now) catch {
         case e: io.kinesisspark.KinesisSparkException if deniedListing(e) =>
           log.warn(s"The sink may not list the shards of Kinesis stream '$stream' (kinesis:ListShards is denied), so " +
             "it cannot pace each shard: it is paced by Kinesis's throttling instead. Allow kinesis:ListShards, or set " +
