@@ -273,7 +273,10 @@ final class PutRecordsSender(
       case Right(results) if results.size == c.entries.size =>
         val tookSome = results.exists(_.succeeded) || clock() - c.queue.lastStoredAt <= ThrottleGraceMs
         c.entries.zip(results).foreach { case (p, r) =>
-          if (r.succeeded) { stored(p, r); c.queue.lastStoredAt = clock() } else refused(p, r.errorCode.get, r.errorMessage.getOrElse(""), tookSome)
+          if (r.succeeded) {
+            stored(p, r)
+            c.queue.lastStoredAt = clock()
+          } else refused(p, r.errorCode.get, r.errorMessage.getOrElse(""), tookSome)
         }
       case Right(results) =>
         failure = Some(KinesisErrors.putFailed(c.queue.stream, c.entries.map(_.entry.userRecords.toLong).sum,
