@@ -61,9 +61,14 @@ final class KinesisMicroBatchStream(
   private val countedBatches = java.util.Collections.synchronizedSet(
     new java.util.LinkedHashSet[(KinesisSourceOffset, KinesisSourceOffset)]())
   // In Spark's metrics system from the first batch on (the query's id is known on its own thread).
-  private lazy val metricsQueryId: Option[String] = QueryMetrics.currentQueryId(spark).map { id =>
-    QueryMetrics.register("source", spark, id, MetricsSystemNames, () => metrics(Optional.empty[Offset]()).asScala.toMap)
-    id
+  @volatile private var metricsQueryId: Option[String] = None
+
+  private def registerMetrics(): Unit = if (metricsQueryId.isEmpty) {
+    metricsQueryId = QueryMetrics.currentQueryId(spark)
+    metricsQueryId.foreach { id =>
+      QueryMetrics.register("source", spark, id, MetricsSystemNames,
+        () => metrics(Optional.empty[Offset]()).asScala.toMap)
+    }
   }
 
   override def initialOffset(): Offset =
@@ -95,7 +100,7 @@ final class KinesisMicroBatchStream(
 
   override def latestOffset(start: Offset, limit: ReadLimit): Offset = {
     val startOffset = start.asInstanceOf[KinesisSourceOffset]
-    metricsQueryId
+    registerMetrics()
     prefetcher.start(startOffset)
     val budget = BatchEndPlanner.Budget.of(limit)
     var end = plan(startOffset, budget)
