@@ -138,7 +138,9 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
       if (windowOpen && now - windowStart >= WindowMs) {
         // Refused entries against all the window saw; a writer that hardly sent in it has nothing to measure.
         val loss = windowThrottled.toDouble / (windowTaken + windowThrottled)
-        if (windowTaken >= MinWindowEntries && loss > 1 - FirstCut) share = math.max(MinShare, share * math.max(MaxLossCut, 1 - loss))
+        if (windowTaken >= MinWindowEntries && loss > 1 - FirstCut) {
+          share = math.max(MinShare, share * math.max(MaxLossCut, 1 - loss))
+        }
         windowOpen = false
       }
       // The share grows back only after the window of a cut: within it, refusals of the same excess arrive.
