@@ -43,7 +43,4 @@ object ShardWritePacers {
       pacers.entrySet().asScala.toSeq.sortBy(_.getValue.lastUsed).take(excess).foreach(e => pacers.remove(e.getKey))
     }
   }
-
-  /** Pacers held now (for tests). */
-  private[sink] def size: Int = pacers.size
 }
