@@ -4,9 +4,11 @@ import java.time.Clock
 import java.util.concurrent.atomic.AtomicLong
 
 import scala.collection.mutable
+import scala.concurrent.Await
+import scala.concurrent.duration.Duration
 import scala.util.control.NonFatal
 
-import org.apache.spark.SparkContext
+import org.apache.spark.{FutureAction, SparkContext}
 import org.apache.spark.kinesisspark.BlockStoreBridge
 import org.slf4j.LoggerFactory
 
@@ -66,6 +68,7 @@ final class Prefetcher(
   private var rounds = 0L
   @volatile private var stopped = false
   private var thread: Thread = _
+  private var runningRound: Option[FutureAction[_]] = None
 
   /** Starts prefetching from `start` (idempotent: later calls only add shards `start` knows and we do not). */
   def start(start: KinesisSourceOffset): Unit = synchronized {
@@ -126,31 +129,36 @@ final class Prefetcher(
 
   /** Stops the thread, cancels a running round, and drops every block and cached reader of this stream. */
   def stop(): Unit = {
-    stopped = true
-    sc.cancelJobGroup(jobGroup)
-    val t = synchronized { notifyAll(); thread }
+    // Under the lock that guards submitting a round: after this, no round starts, and the one running is known.
+    val (t, round) = synchronized { stopped = true; notifyAll(); (thread, runningRound) }
+    round.foreach(_.cancel())
     if (t != null) { t.interrupt(); t.join(StopWaitMillis) }
     consumers.foreach(_.stop())
     ShardReaderCache.dropStream(streamId) // this JVM's subscriptions (local mode); executors pause theirs when idle
     buffer.clear()
     BlockStoreBridge.removeAll(streamId)
-    // Cancelling a job only asks its tasks to stop: a fetch task that was storing a block when the query stopped
-    // may still do so, after the sweep above. Sweep again once the group's tasks are gone, or the executors keep
-    // those blocks until the application ends.
-    if (awaitFetchTasksEnded(StopWaitMillis)) BlockStoreBridge.removeAll(streamId)
+    // Cancelling a job only asks its tasks to stop: a fetch task that was storing a block, or had just finished,
+    // when the query stopped may leave blocks after the sweep above (a killed task removes its own; a finished
+    // one's result goes nowhere). Sweep again once the round's tasks are gone.
+    round.foreach { r => awaitTasksEnded(r.jobIds, StopWaitMillis); BlockStoreBridge.removeAll(streamId) }
   }
 
-  /** Waits until no task of this prefetcher's jobs runs; returns whether any ran when called. */
-  private def awaitFetchTasksEnded(timeoutMs: Long): Boolean = {
+  /**
+   * Waits until no task of `jobIds` runs. Spark's status tracker learns of task starts and ends through the
+   * listener bus, a little after they happen, so "none running" must hold for a while before it is believed.
+   */
+  private def awaitTasksEnded(jobIds: Seq[Int], timeoutMs: Long): Unit = {
     val tracker = sc.statusTracker
-    def activeTasks: Int = tracker.getJobIdsForGroup(jobGroup).iterator
+    def activeTasks: Int = jobIds.iterator
       .flatMap(job => tracker.getJobInfo(job).toSeq.flatMap(_.stageIds))
       .flatMap(stage => tracker.getStageInfo(stage).toSeq)
       .map(_.numActiveTasks).sum
     val deadline = clock.millis() + timeoutMs
-    val ranAny = activeTasks > 0
-    while (activeTasks > 0 && clock.millis() < deadline) Thread.sleep(50)
-    ranAny
+    var quietSince = clock.millis()
+    while (clock.millis() - quietSince < TrackerSettleMillis && clock.millis() < deadline) {
+      if (activeTasks > 0) quietSince = clock.millis()
+      Thread.sleep(20)
+    }
   }
 
   private def run(): Unit = {
@@ -305,20 +313,28 @@ final class Prefetcher(
           options.efo.flatMap(_.subscriptionMaxEvents)), location)
       }
     }
-    sc.setJobGroup(jobGroup, s"kinesis-spark prefetch: ${orders.size} shard(s) of ${options.streams.mkString(",")}",
-      interruptOnCancel = true)
-    try {
-      sc.makeRDD(located)
-        .mapPartitions(_.flatMap(task => ShardFetcher.fetch(task, KinesisClients.api(task.connection))))
-        .collect()
-        .toSeq
-    } finally sc.clearJobGroup()
+    // Submitted under the lock `stop` takes, so a stop either sees this round (and cancels it) or prevents it.
+    val round = synchronized {
+      if (stopped) return Nil
+      sc.setJobGroup(jobGroup, s"kinesis-spark prefetch: ${orders.size} shard(s) of ${options.streams.mkString(",")}",
+        interruptOnCancel = true)
+      try {
+        val submitted = sc.makeRDD(located)
+          .mapPartitions(_.flatMap(task => ShardFetcher.fetch(task, KinesisClients.api(task.connection))))
+          .collectAsync()
+        runningRound = Some(submitted)
+        submitted
+      } finally sc.clearJobGroup()
+    }
+    try Await.result(round, Duration.Inf).toSeq
+    finally synchronized { runningRound = None }
   }
 }
 
 object Prefetcher {
   private val log = LoggerFactory.getLogger(classOf[Prefetcher])
   private val StopWaitMillis = 10000L
+  private val TrackerSettleMillis = 500L
 }
 
 /**

@@ -26,7 +26,12 @@ object ShardFetcher {
     // learns of the blocks it stored: remove them here, on the task's own thread once it has stopped storing.
     val stored = new java.util.concurrent.ConcurrentLinkedQueue[Long]()
     context.foreach(_.addTaskFailureListener { (_: TaskContext, _: Throwable) =>
-      stored.forEach(id => try BlockStoreBridge.removeLocal(task.streamId, id) catch { case NonFatal(_) => () })
+      // A killed task's thread is usually still interrupted here, and telling the master of a removal waits on an
+      // RPC, which an interrupted thread gives up at once: the block would go but the master would keep listing it,
+      // and no later removal could clear that entry. Remove with the flag cleared, then restore it.
+      val interrupted = Thread.interrupted()
+      try stored.forEach(id => try BlockStoreBridge.removeLocal(task.streamId, id) catch { case NonFatal(_) => () })
+      finally if (interrupted) Thread.currentThread().interrupt()
     })
     val started = clock.millis()
     val states = task.orders.map { order =>
