@@ -8,21 +8,68 @@ import scala.util.Try
 import org.json4s._
 import org.json4s.jackson.JsonMethods
 
+import io.kinesisspark.aws.ShardInfo
+
 /**
- * Where a query that has no checkpoint starts reading: option `initialPosition`.
+ * Where a query that has no checkpoint starts reading: option `initialPosition`. Either one position for every
+ * shard, or a position per shard (to continue where another consumer stopped) with a default for the shards not
+ * named.
  *
  * {{{
  *   InitialPosition.parse("trim_horizon")   // TrimHorizon
  *   InitialPosition.parse("""{"at_timestamp": "06/25/2020 10:23:45 PDT"}""")
  *   InitialPosition.parse("""{"at_timestamp": "2020-06-25 10:23", "format": "yyyy-MM-dd HH:mm"}""")
+ *   // One stream read: shards by id. Several: "streams": {"orders": {"shardId-000000000000": ...}}
+ *   InitialPosition.parse("""{"default": "trim_horizon",
+ *     "shards": {"shardId-000000000000": {"after_sequence_number": "4959...0002"}}}""", Seq("orders"))
  * }}}
  */
 sealed trait InitialPosition {
-  /** Where a shard starts when the query (or the stream, added to a running query's list) starts at `nowMillis`. */
+  /** Where a shard not named per shard starts when the query (or a stream added to it) starts at `nowMillis`. */
   def shardPosition(nowMillis: Long): ShardPosition = this match {
-    case InitialPosition.Latest          => ShardPosition.AtTimestamp(nowMillis)
-    case InitialPosition.TrimHorizon     => ShardPosition.TrimHorizon
-    case InitialPosition.AtTimestamp(ms) => ShardPosition.AtTimestamp(ms)
+    case InitialPosition.Latest                   => ShardPosition.AtTimestamp(nowMillis)
+    case InitialPosition.TrimHorizon              => ShardPosition.TrimHorizon
+    case InitialPosition.AtTimestamp(ms)          => ShardPosition.AtTimestamp(ms)
+    // An aggregate's sub-records are numbered from 0: "after sub-record -1" is the record itself, whole.
+    case InitialPosition.AtSequenceNumber(seq)    => ShardPosition.AfterRecord(seq, Some(-1L))
+    case InitialPosition.AfterSequenceNumber(seq) => ShardPosition.AfterRecord(seq)
+    case InitialPosition.PerShard(default, _)     => default.shardPosition(nowMillis)
+  }
+
+  /** Where one shard starts: its own position when one is named, else the stream-wide one. */
+  def shardPosition(stream: String, shardId: String, nowMillis: Long): ShardPosition = this match {
+    case InitialPosition.PerShard(default, shards) =>
+      shards.getOrElse((stream, shardId), default).shardPosition(nowMillis)
+    case one => one.shardPosition(nowMillis)
+  }
+
+  /**
+   * Checks the shards named for `stream` against its listing: each must be listed, and a sequence number must
+   * lie in its shard's range. (Kinesis has the last word: the first start asks it for an iterator at each.)
+   */
+  def checkShards(stream: String, listed: Seq[ShardInfo]): Unit = this match {
+    case InitialPosition.PerShard(_, shards) =>
+      val byId = listed.map(s => s.shardId -> s).toMap
+      shards.collect { case ((`stream`, shardId), position) => (shardId, position) }.toSeq.sortBy(_._1).foreach {
+        case (shardId, position) =>
+          val shard = byId.getOrElse(shardId, throw InitialPosition.invalid(
+            s"shard '$shardId' of stream '$stream', which Kinesis does not list (its shards: " +
+              s"${listed.map(_.shardId).sorted.take(10).mkString(", ")}${if (listed.size > 10) ", ..." else ""})"))
+          for (seq <- InitialPosition.sequenceOf(position); range <- shard.sequenceNumberRange if !range.contains(BigInt(seq))) {
+            throw InitialPosition.invalid(s"sequence number $seq for shard '$shardId' of stream '$stream', which " +
+              s"holds sequence numbers $range: the number belongs to another shard or stream")
+          }
+      }
+    case _ => ()
+  }
+
+  /** The shards named with a sequence number, as (stream, shard, position): Kinesis is asked about each. */
+  def sequenceStarts: Seq[(String, String, InitialPosition)] = this match {
+    case InitialPosition.PerShard(_, shards) =>
+      shards.toSeq.sortBy(_._1).collect { case ((stream, shardId), p) if InitialPosition.sequenceOf(p).isDefined =>
+        (stream, shardId, p)
+      }
+    case _ => Nil
   }
 }
 
@@ -33,42 +80,149 @@ object InitialPosition {
   case object TrimHorizon extends InitialPosition
   /** Records whose approximate arrival time is at or after `epochMillis`. */
   final case class AtTimestamp(epochMillis: Long) extends InitialPosition
+  /** Per shard only: the record with this sequence number (all of an aggregate's sub-records) and later ones. */
+  final case class AtSequenceNumber(sequenceNumber: String) extends InitialPosition
+  /** Per shard only: the records after this sequence number. */
+  final case class AfterSequenceNumber(sequenceNumber: String) extends InitialPosition
+  /** A position per (stream, shard id); shards not named start at `default`. */
+  final case class PerShard(default: InitialPosition, shards: Map[(String, String), InitialPosition])
+    extends InitialPosition
 
   /** The Databricks default for the `format` field: `java.text.SimpleDateFormat` syntax. */
   val DefaultTimestampFormat = "MM/dd/yyyy HH:mm:ss ZZZ"
 
-  private val Accepted =
-    """'latest', 'trim_horizon', 'earliest', or JSON {"at_timestamp": "06/25/2020 10:23:45 PDT"} with an """ +
-      s"""optional "format" field (default "$DefaultTimestampFormat")"""
+  private val OptionKey = KinesisOptionKeys.InitialPosition
 
-  def parse(value: String): InitialPosition = {
-    val option = KinesisOptionKeys.InitialPosition
-    value.trim.toLowerCase(Locale.ROOT) match {
-      case "latest"                       => Latest
-      case "trim_horizon" | "earliest"    => TrimHorizon
-      case json if json.startsWith("{")   => parseAtTimestamp(value.trim)
-      case _                              => throw KinesisErrors.invalidOption(option, value, Accepted)
+  private val Accepted =
+    """'latest', 'trim_horizon', 'earliest', JSON {"at_timestamp": "06/25/2020 10:23:45 PDT"} with an """ +
+      s"""optional "format" field (default "$DefaultTimestampFormat"), or JSON with positions per shard """ +
+      """{"default": <one of those>, "shards": {"<shard id>": <one of those, or {"at_sequence_number": "<n>"} """ +
+      """or {"after_sequence_number": "<n>"}>}} ("streams": {"<stream>": {"<shard id>": ...}} when reading several)"""
+
+  private val PerShardKeys = Set("default", "shards", "streams")
+
+  /** Parses the option for a query reading `streams` (per-shard positions must name only those). */
+  def parse(value: String, streams: Seq[String] = Nil): InitialPosition = value.trim match {
+    case json if json.startsWith("{") =>
+      val fields = Try(JsonMethods.parse(json)).toOption.collect { case JObject(fs) => fs }
+        .getOrElse(throw KinesisErrors.invalidOption(OptionKey, value, Accepted))
+      if (fields.exists(f => PerShardKeys.contains(f._1))) parsePerShard(json, fields, streams)
+      else parseAtTimestamp(json, fields.toMap)
+    case name => parseName(name).getOrElse(throw KinesisErrors.invalidOption(OptionKey, value, Accepted))
+  }
+
+  private def parseName(name: String): Option[InitialPosition] = name.toLowerCase(Locale.ROOT) match {
+    case "latest"                    => Some(Latest)
+    case "trim_horizon" | "earliest" => Some(TrimHorizon)
+    case _                           => None
+  }
+
+  private def parsePerShard(json: String, fields: List[JField], streams: Seq[String]): PerShard = {
+    def fail(what: String) = KinesisErrors.invalidOption(OptionKey, json, what)
+    fields.map(_._1).filterNot(PerShardKeys).foreach(k => throw fail(s"""no field "$k" beside "default", "shards" """ +
+      """and "streams" (a stream-wide "at_timestamp" goes in "default")"""))
+    val map = fields.toMap
+    val default = map.get("default") match {
+      case None => Latest
+      case Some(v) => stage(v, s"""the "default" position""", json) match {
+        case p @ (AtSequenceNumber(_) | AfterSequenceNumber(_)) =>
+          throw fail(s""""default" to be latest, trim_horizon or at_timestamp: a sequence number belongs to one shard, not $p""")
+        case p => p
+      }
+    }
+    def shardsOf(stream: String, v: JValue, where: String): Seq[((String, String), InitialPosition)] = v match {
+      case JObject(shards) => shards.map { case (shardId, p) =>
+        if (shardId.trim.isEmpty) throw fail(s"shard ids in $where that are not empty")
+        (stream, shardId) -> stage(p, s"the position of shard '$shardId' of stream '$stream'", json)
+      }
+      case other => throw fail(s"$where to be an object of shard id to position, not ${JsonMethods.compact(other)}")
+    }
+    val single = map.get("shards").toSeq.flatMap { v =>
+      streams match {
+        case Seq(stream) => shardsOf(stream, v, """"shards"""")
+        case _ => throw fail(s""""streams": {"<stream>": {"<shard id>": ...}} instead of "shards" when reading """ +
+          s"several streams (${streams.mkString(", ")})")
+      }
+    }
+    val several = map.get("streams").toSeq.flatMap {
+      case JObject(ss) => ss.flatMap { case (stream, v) =>
+        if (!streams.contains(stream)) {
+          throw fail(s"stream names in \"streams\" among those read (${streams.mkString(", ")}), not '$stream'")
+        }
+        shardsOf(stream, v, s"""stream '$stream' of "streams"""")
+      }
+      case other => throw fail(s""""streams" to be an object of stream name to shards, not ${JsonMethods.compact(other)}""")
+    }
+    val all = single ++ several
+    all.groupBy(_._1).collectFirst { case ((stream, shard), ps) if ps.size > 1 =>
+      throw fail(s"one position per shard, not ${ps.size} for shard '$shard' of stream '$stream'")
+    }
+    PerShard(default, all.toMap)
+  }
+
+  /** One position: a name, an at_timestamp object, or (per shard) a sequence number object. */
+  private def stage(value: JValue, what: String, json: String): InitialPosition = {
+    def fail() = KinesisErrors.invalidOption(OptionKey, json, s"""$what to be 'latest', 'trim_horizon', 'earliest', """ +
+      """{"at_timestamp": ..., "format": ...}, {"at_sequence_number": "<n>"} or {"after_sequence_number": "<n>"}, """ +
+      s"not ${JsonMethods.compact(value)}")
+    value match {
+      case JString(name) => parseName(name.trim).getOrElse(throw fail())
+      case JObject(fs) =>
+        val f = fs.toMap
+        (f.get("at_sequence_number"), f.get("after_sequence_number")) match {
+          case (Some(JString(seq)), None) if fs.size == 1 => AtSequenceNumber(sequenceNumber(seq, what, json))
+          case (None, Some(JString(seq))) if fs.size == 1 => AfterSequenceNumber(sequenceNumber(seq, what, json))
+          case (None, None) if f.contains("at_timestamp") => parseAtTimestamp(json, f)
+          case _ => throw fail()
+        }
+      case _ => throw fail()
     }
   }
 
-  private def parseAtTimestamp(json: String): AtTimestamp = {
-    val option = KinesisOptionKeys.InitialPosition
-    val fields = Try(JsonMethods.parse(json)).toOption.collect { case JObject(fs) => fs.toMap }
-      .getOrElse(throw KinesisErrors.invalidOption(option, json, Accepted))
+  private def sequenceNumber(seq: String, what: String, json: String): String = {
+    // Kinesis sequence numbers are decimal strings of up to 128 digits (GetShardIterator's StartingSequenceNumber).
+    if (seq.isEmpty || seq.length > 128 || !seq.forall(c => c >= '0' && c <= '9')) {
+      throw KinesisErrors.invalidOption(OptionKey, json, s"$what to hold a sequence number of 1 to 128 digits, not '$seq'")
+    }
+    seq
+  }
+
+  private def sequenceOf(position: InitialPosition): Option[String] = position match {
+    case AtSequenceNumber(seq)    => Some(seq)
+    case AfterSequenceNumber(seq) => Some(seq)
+    case _                        => None
+  }
+
+  private def invalid(what: String): IllegalArgumentException =
+    new IllegalArgumentException(s"Invalid value for option '$OptionKey': it names $what.")
+
+  /** The error for a named start Kinesis refuses to give an iterator at (called by the first start). */
+  def refused(stream: String, shardId: String, position: InitialPosition, detail: String): IllegalArgumentException = {
+    val start = position match {
+      case AtSequenceNumber(seq)    => s"at sequence number $seq"
+      case AfterSequenceNumber(seq) => s"after sequence number $seq"
+      case other                    => other.toString
+    }
+    invalid(s"a start $start in shard '$shardId' of stream '$stream', which Kinesis refuses ($detail): the " +
+      "record may have been trimmed by retention or belong to another shard; start that shard at 'trim_horizon' or " +
+      "another sequence number")
+  }
+
+  private def parseAtTimestamp(json: String, fields: Map[String, JValue]): AtTimestamp = {
     val timestamp = fields.get("at_timestamp").collect { case JString(s) => s }
-      .getOrElse(throw KinesisErrors.invalidOption(option, json, s"""a string field "at_timestamp"; $Accepted"""))
+      .getOrElse(throw KinesisErrors.invalidOption(OptionKey, json, s"""a string field "at_timestamp"; $Accepted"""))
     val pattern = fields.get("format") match {
       case None              => DefaultTimestampFormat
       case Some(JString(p))  => p
-      case Some(_)           => throw KinesisErrors.invalidOption(option, json, "\"format\" to be a string")
+      case Some(_)           => throw KinesisErrors.invalidOption(OptionKey, json, "\"format\" to be a string")
     }
     val format = Try(new SimpleDateFormat(pattern, Locale.US))
-      .getOrElse(throw KinesisErrors.invalidOption(option, json, s"""a valid SimpleDateFormat pattern in "format""""))
+      .getOrElse(throw KinesisErrors.invalidOption(OptionKey, json, s"""a valid SimpleDateFormat pattern in "format""""))
     format.setLenient(false)
     try AtTimestamp(format.parse(timestamp).getTime)
     catch {
       case _: ParseException =>
-        throw KinesisErrors.invalidOption(option, json, s"""an "at_timestamp" value in the format "$pattern"""")
+        throw KinesisErrors.invalidOption(OptionKey, json, s"""an "at_timestamp" value in the format "$pattern"""")
     }
   }
 }

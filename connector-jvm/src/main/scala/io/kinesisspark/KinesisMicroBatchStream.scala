@@ -13,7 +13,7 @@ import org.apache.spark.sql.connector.read.streaming._
 import org.slf4j.LoggerFactory
 
 import io.kinesisspark.ShardPosition.Finished
-import io.kinesisspark.aws.{KinesisApi, KinesisClients}
+import io.kinesisspark.aws.{KinesisApi, KinesisClients, PositionUnavailableException}
 import io.kinesisspark.efo.ConsumerRegistrar
 
 /**
@@ -73,12 +73,25 @@ final class KinesisMicroBatchStream(
 
   override def initialOffset(): Offset =
     new InitialOffsetStore(checkpointLocation, spark.sparkContext.hadoopConfiguration).getOrCreate {
-      val start = options.initialPosition.shardPosition(clock.millis())
+      val now = clock.millis()
+      val initial = options.initialPosition
       val offset = KinesisSourceOffset(
         options.streams.map { stream =>
-          stream -> api.listShards(stream, options.maxShardsPerDescribe).map(_.shardId -> start).toMap
+          val shards = api.listShards(stream, options.maxShardsPerDescribe)
+          initial.checkShards(stream, shards)
+          stream -> shards.map(s => s.shardId -> initial.shardPosition(stream, s.shardId, now)).toMap
         }.toMap,
         options.streams.map(stream => stream -> api.describeStream(stream).createdMillis).toMap)
+      // A sequence number from elsewhere (another stream, a typo within the shard's range) is caught by Kinesis
+      // alone; asking now gives the user an error naming the shard instead of a data-loss report later.
+      initial.sequenceStarts.foreach { case (stream, shardId, position) =>
+        try api.shardIterator(stream, shardId, position.shardPosition(now))
+        catch {
+          case e: PositionUnavailableException => throw InitialPosition.refused(stream, shardId, position, e.detail)
+          case e: software.amazon.awssdk.services.kinesis.model.InvalidArgumentException =>
+            throw InitialPosition.refused(stream, shardId, position, e.awsErrorDetails().errorMessage())
+        }
+      }
       log.info(s"Initial Kinesis offset (${options.initialPosition}): ${offset.json()}")
       offset
     }

@@ -107,7 +107,7 @@ object KinesisSourceOptions {
     KinesisSourceOptions(
       streams = streams,
       connection = connection.copy(streamArns = streamRefs.flatMap(r => r.arn.map(a => r.name -> a.arn)).toMap),
-      initialPosition = get(KinesisOptionKeys.InitialPosition).map(io.kinesisspark.InitialPosition.parse)
+      initialPosition = get(KinesisOptionKeys.InitialPosition).map(io.kinesisspark.InitialPosition.parse(_, streams))
         .getOrElse(io.kinesisspark.InitialPosition.Latest),
       maxRecordsPerFetch = get(MaxRecordsPerFetch).map(parseInt(MaxRecordsPerFetch, _, 1, MaxRecordsPerFetchLimit))
         .getOrElse(DefaultMaxRecordsPerFetch),

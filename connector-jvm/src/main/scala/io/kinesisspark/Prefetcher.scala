@@ -56,8 +56,9 @@ final class Prefetcher(
   private val base = mutable.Map.empty[(String, String), ShardPosition]
   private val graphs = mutable.Map.empty[String, ShardGraph]
   private val created = mutable.Map.empty[String, Long]
-  // Streams the batch start did not hold (added to `streamName`): where their first listed shards start.
-  private val addedStreamStart = mutable.Map.empty[String, ShardPosition]
+  // Streams the batch start did not hold (added to `streamName`): when they were added (their first listed shards
+  // start at the initial position as of then).
+  private val addedStreamAt = mutable.Map.empty[String, Long]
   private val stats = mutable.Map.empty[(String, String), ShardStats]
   private val missingStreams = mutable.Set.empty[String]
   private var streamDataLossEvents = 0L
@@ -77,7 +78,7 @@ final class Prefetcher(
     }
     start.created.foreach { case (stream, ms) => created.getOrElseUpdate(stream, ms) }
     options.streams.filterNot(start.streams.contains).filterNot(graphs.contains).foreach { stream =>
-      addedStreamStart.getOrElseUpdate(stream, options.initialPosition.shardPosition(clock.millis()))
+      addedStreamAt.getOrElseUpdate(stream, clock.millis())
     }
     if (thread == null) {
       thread = new Thread(() => run(), s"kinesis-spark-prefetcher-$streamId")
@@ -269,13 +270,14 @@ final class Prefetcher(
           stats.keys.filter(_._1 == stream).toSeq.foreach(stats.remove)
           buffer.dropStream(stream)
         } else Nil
-        val newShardStart = if (graphs.contains(stream) || recreated) TrimHorizon
-          else addedStreamStart.getOrElse(stream, TrimHorizon)
+        def newShardStart(shardId: String): ShardPosition =
+          if (graphs.contains(stream) || recreated) TrimHorizon
+          else addedStreamAt.get(stream).fold[ShardPosition](TrimHorizon)(options.initialPosition.shardPosition(stream, shardId, _))
         created(stream) = createdMillis
         graphs(stream) = graph
         val ids = graph.shards.map(_.shardId).toSet
         base.keys.filter(k => k._1 == stream && !ids.contains(k._2)).toSeq.foreach(base.remove)
-        graph.shards.foreach(s => base.getOrElseUpdate((stream, s.shardId), newShardStart))
+        graph.shards.foreach(s => base.getOrElseUpdate((stream, s.shardId), newShardStart(s.shardId)))
         droppedBlocks
       }
     }

@@ -38,3 +38,79 @@ class InitialPositionSuite extends AnyFunSuite {
     assert(e.getMessage.contains("'initialPosition'") && e.getMessage.contains("""{"at_timestamp": """))
   }
 }
+
+class InitialPositionPerShardSuite extends AnyFunSuite {
+  import InitialPosition._
+  import io.kinesisspark.aws.{SequenceNumberRange, ShardInfo}
+
+  private val Shard0 = "shardId-000000000000"
+  private val Shard1 = "shardId-000000000001"
+
+  private def listed(ranges: (String, SequenceNumberRange)*): Seq[ShardInfo] =
+    ranges.map { case (id, r) => ShardInfo(id, Nil, closed = r.ending.isDefined, sequenceNumberRange = Some(r)) }
+
+  private def error(json: String, streams: Seq[String] = Seq("orders")): String =
+    intercept[IllegalArgumentException](parse(json, streams)).getMessage
+
+  test("positions per shard of the one stream read, a default for the others") {
+    val p = parse(s"""{"default": "trim_horizon", "shards": {"$Shard0": {"after_sequence_number": "100"},
+      "$Shard1": {"at_sequence_number": "205"}}}""", Seq("orders"))
+    assert(p == PerShard(TrimHorizon, Map(("orders", Shard0) -> AfterSequenceNumber("100"),
+      ("orders", Shard1) -> AtSequenceNumber("205"))))
+    assert(p.shardPosition("orders", Shard0, 5L) == ShardPosition.AfterRecord("100"))
+    // At a sequence number: the whole record, every sub-record of an aggregate included.
+    val at = p.shardPosition("orders", Shard1, 5L).asInstanceOf[ShardPosition.AfterRecord]
+    assert(ShardPosition.isAfter(ShardPosition.AfterRecord("205"), at))
+    assert(ShardPosition.isAfter(ShardPosition.AfterRecord("205", Some(0L)), at))
+    assert(!ShardPosition.isAfter(ShardPosition.AfterRecord("204"), at))
+    assert(p.shardPosition("orders", "shardId-000000000002", 5L) == ShardPosition.TrimHorizon)
+  }
+
+  test("the default defaults to latest, and may be a timestamp; shards may start at a name or a timestamp") {
+    val p = parse(s"""{"shards": {"$Shard0": "Trim_Horizon", "$Shard1": {"at_timestamp": "06/25/2020 10:23:45 PDT"}}}""",
+      Seq("orders"))
+    assert(p.shardPosition("orders", "other", 42L) == ShardPosition.AtTimestamp(42L))
+    assert(p.shardPosition("orders", Shard0, 42L) == ShardPosition.TrimHorizon)
+    assert(p.shardPosition("orders", Shard1, 42L) == ShardPosition.AtTimestamp(1593105825000L))
+    val timed = parse("""{"default": {"at_timestamp": "2020-06-25", "format": "yyyy-MM-dd"}}""", Seq("orders"))
+    assert(timed.isInstanceOf[PerShard] && timed.shardPosition("orders", Shard0, 0L).isInstanceOf[ShardPosition.AtTimestamp])
+  }
+
+  test("several streams: positions under \"streams\", by stream name") {
+    val p = parse(s"""{"streams": {"a": {"$Shard0": {"after_sequence_number": "7"}}, "b": {"$Shard0": "latest"}}}""",
+      Seq("a", "b"))
+    assert(p.shardPosition("a", Shard0, 1L) == ShardPosition.AfterRecord("7"))
+    assert(p.shardPosition("b", Shard0, 1L) == ShardPosition.AtTimestamp(1L))
+    assert(p.sequenceStarts == Seq(("a", Shard0, AfterSequenceNumber("7"))))
+  }
+
+  test("bad per-shard JSON gets an error naming the option, the value and the shard") {
+    val cases = Seq(
+      (s"""{"shards": {"$Shard0": {"after_sequence_number": "12x"}}}""", s"shard '$Shard0' of stream 'orders'"),
+      (s"""{"shards": {"$Shard0": {"after_sequence_number": 12}}}""", s"the position of shard '$Shard0'"),
+      (s"""{"shards": {"$Shard0": "middle"}}""", "not \"middle\""),
+      (s"""{"shards": {"$Shard0": {"at_sequence_number": "1", "after_sequence_number": "2"}}}""", Shard0),
+      ("""{"default": {"at_sequence_number": "1"}}""", "a sequence number belongs to one shard"),
+      ("""{"default": "trim_horizon", "at_timestamp": "06/25/2020 10:23:45 PDT"}""", "no field \"at_timestamp\""),
+      ("""{"shards": ["shardId-000000000000"]}""", "an object of shard id to position"),
+      ("""{"streams": {"payments": {}}}""", "not 'payments'"))
+    cases.foreach { case (json, expected) =>
+      val message = error(json)
+      assert(message.contains("'initialPosition'") && message.contains(expected), s"$json: $message")
+    }
+    assert(error(s"""{"shards": {"$Shard0": "latest"}}""", Seq("a", "b")).contains("\"streams\""))
+  }
+
+  test("named shards are checked against the listing: unknown shards and foreign sequence numbers") {
+    val p = parse(s"""{"shards": {"$Shard0": {"at_sequence_number": "150"}, "$Shard1": {"after_sequence_number": "90"}}}""",
+      Seq("orders"))
+    val both = listed(Shard0 -> SequenceNumberRange(100, Some(199)), Shard1 -> SequenceNumberRange(200, None))
+    val foreign = intercept[IllegalArgumentException](p.checkShards("orders", both)).getMessage
+    assert(foreign.contains("sequence number 90") && foreign.contains(s"shard '$Shard1'") && foreign.contains("[200, open]"))
+    val missing = intercept[IllegalArgumentException](p.checkShards("orders", both.take(1))).getMessage
+    assert(missing.contains(s"shard '$Shard1' of stream 'orders', which Kinesis does not list") && missing.contains(Shard0))
+    // In range (or no range known): accepted; other streams' listings are not this one's business.
+    parse(s"""{"shards": {"$Shard0": {"at_sequence_number": "150"}}}""", Seq("orders")).checkShards("orders", both)
+    p.checkShards("elsewhere", Nil)
+  }
+}

@@ -102,15 +102,29 @@ final class ConsumerInUseException(val stream: String, val name: String, detail:
  * reading cannot resume exactly there.
  */
 final class PositionUnavailableException(val stream: String, val shardId: String, val position: ShardPosition,
-    detail: String) extends RuntimeException(s"stream '$stream', $shardId: no record at $position ($detail)")
+    val detail: String) extends RuntimeException(s"stream '$stream', $shardId: no record at $position ($detail)")
 
 /**
  * @param parentShardIds        the shard's parent, and for a merge the adjacent parent
  * @param closed                whether the shard has an ending sequence number (no new records will arrive)
  * @param hashKeyRange          the hash keys the shard takes records for (`None` when not known)
+ * @param sequenceNumberRange   the sequence numbers of the shard's records (`None` when not known)
  */
 final case class ShardInfo(shardId: String, parentShardIds: Seq[String], closed: Boolean,
-    hashKeyRange: Option[HashKeyRange] = None)
+    hashKeyRange: Option[HashKeyRange] = None, sequenceNumberRange: Option[SequenceNumberRange] = None)
+
+/**
+ * The sequence numbers a shard gives its records: from `starting`, up to `ending` once the shard is closed.
+ *
+ * {{{
+ *   SequenceNumberRange(BigInt(100), None).contains(BigInt(150))  // true: an open shard has no upper end
+ * }}}
+ */
+final case class SequenceNumberRange(starting: BigInt, ending: Option[BigInt]) {
+  def contains(sequenceNumber: BigInt): Boolean = sequenceNumber >= starting && ending.forall(sequenceNumber <= _)
+
+  override def toString: String = s"[$starting, ${ending.fold("open")(_.toString)}]"
+}
 
 /**
  * The hash keys, both ends included, for which Kinesis puts records in a shard.
