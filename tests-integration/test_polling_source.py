@@ -21,7 +21,7 @@ from pyspark.sql.types import BinaryType, LongType, StringType, TimestampType
 
 from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY
 from harness.kinesis import PutResult
-from harness.sink import SinkRecord, wait_until_started
+from harness.sink import SinkRecord, wait_for_failure, wait_until_started
 
 EXPECTED_SCHEMA = [
     ("partitionKey", StringType()),
@@ -155,6 +155,51 @@ def test_at_timestamp_reads_records_arriving_at_or_after_it(kinesis, stream, rea
     query = sink.start(read_kinesis(name, initialPosition=json.dumps(position)))
 
     assert_delivered_exactly(sink.wait_for_rows(query, 100), later, name)
+
+
+def test_initial_position_per_shard_continues_where_another_consumer_stopped(kinesis, stream, read_kinesis, sink):
+    name = stream(3)
+    puts = kinesis.put_records(name, numbered(600))
+    by_shard = defaultdict(list)
+    for put in puts:
+        by_shard[put.shard_id].append(put)
+    first, second, third = sorted(by_shard)
+    assert all(len(by_shard[s]) > 30 for s in (first, second, third)), "the keys must spread over the three shards"
+    # Another consumer got to the 10th record of the first shard and the 20th of the second; the third is not named.
+    after = by_shard[first][9]
+    at = by_shard[second][19]
+    position = {
+        "default": "trim_horizon",
+        "shards": {first: {"after_sequence_number": after.sequence_number},
+                   second: {"at_sequence_number": at.sequence_number}},
+    }
+    query = sink.start(read_kinesis(name, initialPosition=json.dumps(position)))
+    expected = by_shard[first][10:] + by_shard[second][19:] + by_shard[third]
+    wait_until_started(query)
+    later = kinesis.put_records(name, numbered(60, start=600, prefix="later"))
+
+    assert_delivered_exactly(sink.wait_for_rows(query, len(expected) + 60), expected + later, name)
+
+
+def test_initial_position_per_shard_refuses_unknown_shards_and_foreign_sequence_numbers(
+    kinesis, stream, read_kinesis, sink
+):
+    name = stream(2)
+    puts = kinesis.put_records(name, numbered(100))
+    shards = sorted({p.shard_id for p in puts})
+    assert len(shards) == 2
+
+    unknown = {"shards": {"shardId-000000000099": "trim_horizon"}}
+    query = sink.start(read_kinesis(name, initialPosition=json.dumps(unknown)))
+    error = wait_for_failure(query)
+    assert "initialPosition" in error and "'shardId-000000000099'" in error and "does not list" in error, error
+
+    # The second shard's sequence number, asked of the first shard: Kinesis refuses it, the error names the shard.
+    foreign = next(p for p in puts if p.shard_id == shards[1])
+    wrong = {"shards": {shards[0]: {"at_sequence_number": foreign.sequence_number}}}
+    query = sink.start(read_kinesis(name, initialPosition=json.dumps(wrong)))
+    error = wait_for_failure(query)
+    assert "initialPosition" in error and f"'{shards[0]}'" in error and foreign.sequence_number in error, error
 
 
 def test_replayed_batch_is_reread_from_kinesis_identically(kinesis, stream, read_kinesis, sink):

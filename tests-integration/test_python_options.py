@@ -43,8 +43,23 @@ REFUSED: list[dict[str, str | None]] = [
             '{"x": "y"}',
             '{"at_timestamp": "x", "format": 3}',
             "[1]",
+            # Positions per shard.
+            '{"shards": {"shardId-000000000000": {"after_sequence_number": "12x"}}}',
+            '{"shards": {"shardId-000000000000": {"after_sequence_number": 12}}}',
+            '{"shards": {"shardId-000000000000": "middle"}}',
+            '{"shards": {"shardId-000000000000": {"at_sequence_number": "1", "after_sequence_number": "2"}}}',
+            '{"shards": {"shardId-000000000000": {"at_timestamp": 7}}}',
+            '{"shards": {" ": "latest"}}',
+            '{"default": {"at_sequence_number": "1"}}',
+            '{"default": "trim_horizon", "at_timestamp": "06/25/2020 10:23:45 PDT"}',
+            '{"shards": ["shardId-000000000000"]}',
+            '{"streams": {"payments": {}}}',
+            '{"streams": []}',
+            '{"shards": {"shardId-000000000000": "latest"}, '
+            '"streams": {"python-options-parity": {"shardId-000000000000": "latest"}}}',
         )
     ),
+    {"streamName": "python-options-parity,other", "initialPosition": '{"shards": {"shardId-000000000000": "latest"}}'},
     *({"streamName": v} for v in ("bad name", "a,,b", "", ",", "a,a", "a, arn:aws:kinesis:us-east-1:123456789012:stream/a")),
     {"streamName": OTHER_REGION_ARN},
     *({"region": v} for v in ("EU", "", "us-east-1a")),
@@ -83,6 +98,8 @@ ACCEPTED: list[dict[str, str]] = [
     {"failOnDataLoss": " FALSE "},
     {"initialPosition": " Earliest "},
     {"initialPosition": '{"at_timestamp": "06/25/2020 10:23:45 PDT"} trailing'},
+    {"initialPosition": '{"default": "Earliest", "shards": {"shardId-000000000000": {"at_sequence_number": "1"}}}'},
+    {"initialPosition": '{"streams": {"{stream}": {"shardId-000000000000": {"at_timestamp": "06/25/2020 10:23:45 PDT"}}}}'},
     {"streamName": "{stream},"},
     {"region": " us-east-1 "},
 ]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Any
 
 from . import _option_keys as keys
 from ._values import java_trim
@@ -16,9 +18,15 @@ __all__ = ["InitialPosition", "check_initial_position"]
 _TIMESTAMP_FORMAT = "yyyy-MM-dd'T'HH:mm:ss.SSSXXX"
 _DEFAULT_FORMAT = "MM/dd/yyyy HH:mm:ss ZZZ"
 _ACCEPTED = (
-    """'latest', 'trim_horizon', 'earliest', or JSON {"at_timestamp": "06/25/2020 10:23:45 PDT"} with an """
-    f"""optional "format" field (default "{_DEFAULT_FORMAT}")"""
+    """'latest', 'trim_horizon', 'earliest', JSON {"at_timestamp": "06/25/2020 10:23:45 PDT"} with an """
+    f"""optional "format" field (default "{_DEFAULT_FORMAT}"), or JSON with positions per shard """
+    """{"default": <one of those>, "shards": {"<shard id>": <one of those, or """
+    """{"at_sequence_number": "<n>"} or {"after_sequence_number": "<n>"}>}} """
+    """("streams": {"<stream>": {"<shard id>": ...}} when reading several)"""
 )
+_PER_SHARD_KEYS = ("default", "shards", "streams")
+_NAMES = ("latest", "trim_horizon", "earliest")
+_SEQUENCE_KEYS = ("at_sequence_number", "after_sequence_number")
 
 
 @dataclass(frozen=True)
@@ -26,8 +34,10 @@ class InitialPosition:
     """Where a query that has no checkpoint starts reading.
 
     Create one with :meth:`latest`, :meth:`trim_horizon` (alias :meth:`earliest`) or :meth:`at_timestamp`
-    and pass it to :meth:`kinesis_spark.KinesisReader.initial_position`. A restarted query always continues
-    from its checkpoint instead.
+    and pass it to :meth:`kinesis_spark.KinesisReader.initial_position`. To continue where another consumer
+    stopped, give shards their own positions with :meth:`per_shard` (:meth:`at_sequence_number` and
+    :meth:`after_sequence_number` are positions of one shard). A restarted query always continues from its
+    checkpoint instead.
 
     Attributes
     ----------
@@ -102,6 +112,62 @@ class InitialPosition:
         stamp = utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
         return cls(json.dumps({"at_timestamp": stamp, "format": _TIMESTAMP_FORMAT}))
 
+    @classmethod
+    def at_sequence_number(cls, sequence_number: str) -> InitialPosition:
+        """Start one shard at the record with ``sequence_number`` (every sub-record of a KPL aggregate).
+
+        Only for :meth:`per_shard`: a sequence number belongs to one shard.
+        """
+        return cls(json.dumps({"at_sequence_number": _sequence_number(sequence_number)}))
+
+    @classmethod
+    def after_sequence_number(cls, sequence_number: str) -> InitialPosition:
+        """Start one shard after the record with ``sequence_number`` (the last one another consumer read).
+
+        Only for :meth:`per_shard`: a sequence number belongs to one shard.
+        """
+        return cls(json.dumps({"after_sequence_number": _sequence_number(sequence_number)}))
+
+    @classmethod
+    def per_shard(
+        cls,
+        shards: Mapping[str, InitialPosition] | None = None,
+        *,
+        streams: Mapping[str, Mapping[str, InitialPosition]] | None = None,
+        default: InitialPosition | None = None,
+    ) -> InitialPosition:
+        """Give shards positions of their own; the others start at ``default`` (latest when not given).
+
+        Parameters
+        ----------
+        shards : Mapping[str, InitialPosition], optional
+            Shard id to position, when the query reads one stream.
+        streams : Mapping[str, Mapping[str, InitialPosition]], optional
+            Stream name to (shard id to position), when it reads several.
+        default : InitialPosition, optional
+            Where the other shards start: latest, trim_horizon or at_timestamp.
+
+        Examples
+        --------
+        >>> print(InitialPosition.per_shard(
+        ...     {"shardId-000000000000": InitialPosition.after_sequence_number("49590338271490256608559692538361571095921575989136588898")},
+        ...     default=InitialPosition.trim_horizon()))
+        {"default": "trim_horizon", "shards": {"shardId-000000000000": {"after_sequence_number": "49590338271490256608559692538361571095921575989136588898"}}}
+        """  # noqa: E501
+        value: dict[str, Any] = {}
+        if default is not None:
+            value["default"] = _json_value(default)
+        if shards is not None:
+            value["shards"] = {shard: _json_value(p) for shard, p in shards.items()}
+        if streams is not None:
+            value["streams"] = {
+                stream: {shard: _json_value(p) for shard, p in positions.items()}
+                for stream, positions in streams.items()
+            }
+        text = json.dumps(value)
+        check_initial_position(text)
+        return cls(text)
+
     def __str__(self) -> str:
         return self.option_value
 
@@ -109,8 +175,28 @@ class InitialPosition:
         return f"InitialPosition({self.option_value!r})"
 
 
-def check_initial_position(value: str) -> None:
+def _sequence_number(sequence_number: str) -> str:
+    if not isinstance(sequence_number, str) or not sequence_number.isascii() or not sequence_number.isdigit():
+        raise ValueError(f"a Kinesis sequence number is a string of decimal digits, not {sequence_number!r}")
+    return sequence_number
+
+
+def _json_value(position: InitialPosition) -> Any:
+    if not isinstance(position, InitialPosition):
+        raise TypeError(f"InitialPosition.per_shard takes InitialPosition values, got {position!r}")
+    text = position.option_value
+    return json.loads(text) if text.startswith("{") else text
+
+
+def _compact(value: Any) -> str:
+    """JSON as json4s's ``compact`` writes it (no spaces), for messages that quote part of the option."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def check_initial_position(value: str, streams: Sequence[str] | None = None) -> None:
     """``InitialPosition.parse`` of the JVM, except the timestamp itself, which only ``SimpleDateFormat`` reads.
+
+    ``streams`` are the names the query reads; without them, what depends on them is not checked.
 
     Examples
     --------
@@ -121,10 +207,10 @@ def check_initial_position(value: str) -> None:
     """  # noqa: E501
     option = keys.INITIAL_POSITION
     text = java_trim(value)
-    if text.lower() in ("latest", "trim_horizon", "earliest"):
-        return
     if not text.startswith("{"):
-        raise invalid_option(option, value, _ACCEPTED)
+        if text.lower() not in _NAMES:
+            raise invalid_option(option, value, _ACCEPTED)
+        return
     # Like Jackson, read the first JSON value and ignore what follows it.
     try:
         fields, _ = json.JSONDecoder().raw_decode(text)
@@ -132,7 +218,91 @@ def check_initial_position(value: str) -> None:
         fields = None
     if not isinstance(fields, dict):
         raise invalid_option(option, text, _ACCEPTED)
+    if any(k in _PER_SHARD_KEYS for k in fields):
+        _check_per_shard(text, fields, streams)
+    else:
+        _check_at_timestamp(text, fields)
+
+
+def _check_at_timestamp(text: str, fields: Mapping[str, Any]) -> None:
+    option = keys.INITIAL_POSITION
     if not isinstance(fields.get("at_timestamp"), str):
         raise invalid_option(option, text, f'a string field "at_timestamp"; {_ACCEPTED}')
     if "format" in fields and not isinstance(fields["format"], str):
         raise invalid_option(option, text, '"format" to be a string')
+
+
+def _check_per_shard(text: str, fields: Mapping[str, Any], streams: Sequence[str] | None) -> None:
+    def fail(what: str) -> Exception:
+        return invalid_option(keys.INITIAL_POSITION, text, what)
+
+    for key in fields:
+        if key not in _PER_SHARD_KEYS:
+            raise fail(
+                f'no field "{key}" beside "default", "shards" and "streams" '
+                '(a stream-wide "at_timestamp" goes in "default")'
+            )
+    if "default" in fields:
+        default = fields["default"]
+        if _position(default, 'the "default" position', text) == "sequence":
+            raise fail(
+                f'"default" to be latest, trim_horizon or at_timestamp, not {_compact(default)}: '
+                "a sequence number belongs to one shard"
+            )
+
+    def check_shards(stream: str, value: Any, where: str) -> None:
+        if not isinstance(value, dict):
+            raise fail(f"{where} to be an object of shard id to position, not {_compact(value)}")
+        for shard, position in value.items():
+            if java_trim(shard) == "":
+                raise fail(f"shard ids in {where} that are not empty")
+            _position(position, f"the position of shard '{shard}' of stream '{stream}'", text)
+
+    if "shards" in fields and streams is not None:
+        if len(streams) != 1:
+            raise fail(
+                '"streams": {"<stream>": {"<shard id>": ...}} instead of "shards" when reading several '
+                f"streams ({', '.join(streams)})"
+            )
+        check_shards(streams[0], fields["shards"], '"shards"')
+    if "streams" in fields:
+        by_stream = fields["streams"]
+        if not isinstance(by_stream, dict):
+            raise fail(f'"streams" to be an object of stream name to shards, not {_compact(by_stream)}')
+        for stream, shards in by_stream.items():
+            if streams is not None and stream not in streams:
+                among = ", ".join(streams)
+                raise fail(f"stream names in \"streams\" among those read ({among}), not '{stream}'")
+            check_shards(stream, shards, f"stream '{stream}' of \"streams\"")
+    if streams is not None and len(streams) == 1 and isinstance(fields.get("shards"), dict):
+        by_stream = fields.get("streams")
+        named = by_stream.get(streams[0], {}) if isinstance(by_stream, dict) else {}
+        for shard in fields["shards"]:
+            if isinstance(named, dict) and shard in named:
+                raise fail(f"one position per shard, not 2 for shard '{shard}' of stream '{streams[0]}'")
+
+
+def _position(value: Any, what: str, text: str) -> str:
+    """Check one position; return its kind: "name", "timestamp" or "sequence"."""
+    expected = (
+        f"""{what} to be 'latest', 'trim_horizon', 'earliest', {{"at_timestamp": ..., "format": ...}}, """
+        f"""{{"at_sequence_number": "<n>"}} or {{"after_sequence_number": "<n>"}}, not {_compact(value)}"""
+    )
+    option = keys.INITIAL_POSITION
+    if isinstance(value, str):
+        if java_trim(value).lower() not in _NAMES:
+            raise invalid_option(option, text, expected)
+        return "name"
+    if not isinstance(value, dict):
+        raise invalid_option(option, text, expected)
+    sequence_keys = [k for k in _SEQUENCE_KEYS if k in value]
+    if len(value) == 1 and len(sequence_keys) == 1 and isinstance(value[sequence_keys[0]], str):
+        seq = value[sequence_keys[0]]
+        if not seq or len(seq) > 128 or not all("0" <= c <= "9" for c in seq):
+            digits = f"{what} to hold a sequence number of 1 to 128 digits, not '{seq}'"
+            raise invalid_option(option, text, digits)
+        return "sequence"
+    if not sequence_keys and "at_timestamp" in value:
+        _check_at_timestamp(text, value)
+        return "timestamp"
+    raise invalid_option(option, text, expected)

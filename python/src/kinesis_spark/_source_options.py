@@ -150,7 +150,11 @@ def check_source(options: Mapping[str, str]) -> None:
     streams = options.get(keys.STREAM_NAME.lower())
     if streams is None:
         raise missing_option(keys.STREAM_NAME, "a Kinesis stream name, or a comma-separated list")
-    arn_regions = list(dict.fromkeys(ref.arn_region for ref in parse_streams(streams) if ref.arn_region))
+    refs = parse_streams(streams)
+    arn_regions = list(dict.fromkeys(ref.arn_region for ref in refs if ref.arn_region))
+    position = options.get(keys.INITIAL_POSITION.lower())
+    if position is not None:  # positions per shard name streams, which only the whole set tells
+        check_initial_position(position, [ref.name for ref in refs])
     check_connection(options)
     # One client per query serves every stream, so every ARN must name the region the query connects to.
     region_option = options.get(keys.REGION.lower())

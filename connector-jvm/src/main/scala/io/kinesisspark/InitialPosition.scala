@@ -101,11 +101,14 @@ object InitialPosition {
 
   private val PerShardKeys = Set("default", "shards", "streams")
 
+  /** Parses a stream-wide position (per-shard positions need the streams: the other `parse`). */
+  def parse(value: String): InitialPosition = parse(value, Nil)
+
   /** Parses the option for a query reading `streams` (per-shard positions must name only those). */
-  def parse(value: String, streams: Seq[String] = Nil): InitialPosition = value.trim match {
+  def parse(value: String, streams: Seq[String]): InitialPosition = value.trim match {
     case json if json.startsWith("{") =>
       val fields = Try(JsonMethods.parse(json)).toOption.collect { case JObject(fs) => fs }
-        .getOrElse(throw KinesisErrors.invalidOption(OptionKey, value, Accepted))
+        .getOrElse(throw KinesisErrors.invalidOption(OptionKey, json, Accepted))
       if (fields.exists(f => PerShardKeys.contains(f._1))) parsePerShard(json, fields, streams)
       else parseAtTimestamp(json, fields.toMap)
     case name => parseName(name).getOrElse(throw KinesisErrors.invalidOption(OptionKey, value, Accepted))
@@ -125,8 +128,8 @@ object InitialPosition {
     val default = map.get("default") match {
       case None => Latest
       case Some(v) => stage(v, s"""the "default" position""", json) match {
-        case p @ (AtSequenceNumber(_) | AfterSequenceNumber(_)) =>
-          throw fail(s""""default" to be latest, trim_horizon or at_timestamp: a sequence number belongs to one shard, not $p""")
+        case AtSequenceNumber(_) | AfterSequenceNumber(_) => throw fail(""""default" to be latest, trim_horizon or """ +
+          s"at_timestamp, not ${JsonMethods.compact(v)}: a sequence number belongs to one shard")
         case p => p
       }
     }

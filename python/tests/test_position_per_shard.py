@@ -1,0 +1,60 @@
+"""InitialPosition.per_shard and the per-shard checks of option ``initialPosition`` (no Spark needed)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import pytest
+
+from kinesis_spark import InitialPosition, KinesisOptionError
+from kinesis_spark._position import check_initial_position
+
+SHARD = "shardId-000000000000"
+
+
+def test_per_shard_builds_the_json_the_connector_reads():
+    position = InitialPosition.per_shard(
+        {
+            SHARD: InitialPosition.after_sequence_number("495"),
+            "shardId-000000000001": InitialPosition.latest(),
+        },
+        default=InitialPosition.at_timestamp(datetime(2024, 1, 1, tzinfo=timezone.utc)),
+    )
+    assert json.loads(position.option_value) == {
+        "default": {"at_timestamp": "2024-01-01T00:00:00.000Z", "format": "yyyy-MM-dd'T'HH:mm:ss.SSSXXX"},
+        "shards": {SHARD: {"after_sequence_number": "495"}, "shardId-000000000001": "latest"},
+    }
+    check_initial_position(position.option_value, ["orders"])
+
+
+def test_per_shard_of_several_streams():
+    position = InitialPosition.per_shard(streams={"a": {SHARD: InitialPosition.at_sequence_number("7")}})
+    assert json.loads(str(position)) == {"streams": {"a": {SHARD: {"at_sequence_number": "7"}}}}
+    check_initial_position(str(position), ["a", "b"])
+    with pytest.raises(KinesisOptionError, match="among those read \\(b\\), not 'a'"):
+        check_initial_position(str(position), ["b"])
+
+
+def test_a_sequence_number_is_not_a_default():
+    with pytest.raises(KinesisOptionError, match="a sequence number belongs to one shard"):
+        InitialPosition.per_shard(default=InitialPosition.at_sequence_number("1"))
+
+
+@pytest.mark.parametrize("bad", ["", "12x", "١٢", 12])
+def test_sequence_numbers_are_decimal_strings(bad):
+    with pytest.raises(ValueError, match="decimal digits"):
+        InitialPosition.after_sequence_number(bad)  # type: ignore[arg-type]
+
+
+def test_shards_need_one_stream_to_belong_to():
+    value = json.dumps({"shards": {SHARD: "latest"}})
+    check_initial_position(value)  # streams unknown: checked later, with them
+    several = 'instead of "shards" when reading several streams \\(a, b\\)'
+    with pytest.raises(KinesisOptionError, match=several):
+        check_initial_position(value, ["a", "b"])
+
+
+def test_per_shard_takes_initial_positions_only():
+    with pytest.raises(TypeError, match="takes InitialPosition values"):
+        InitialPosition.per_shard({SHARD: "latest"})  # type: ignore[dict-item]
