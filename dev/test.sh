@@ -38,6 +38,12 @@ if [[ -d python/src ]]; then
     || { checks+=("ruff: FAILED"); status=1; }
   (cd python && "$venv/bin/mypy") && checks+=("mypy: ok") || { checks+=("mypy: FAILED"); status=1; }
 fi
+# The user guide: MkDocs in strict mode (broken links and anchors fail). Its samples run in the end-to-end suite
+# (test_docs_snippets.py).
+if [[ -f mkdocs.yml ]]; then
+  echo "== user guide (dev/docs.sh)" >&2
+  bash dev/docs.sh && checks+=("docs: ok") || { checks+=("docs: FAILED"); status=1; }
+fi
 
 # Each suite runs from its own directory so that its own pytest configuration applies.
 for suite in "${suites[@]}"; do
