@@ -150,7 +150,7 @@ object InitialPosition {
     val several = map.get("streams").toSeq.flatMap {
       case JObject(ss) => ss.flatMap { case (stream, v) =>
         if (!streams.contains(stream)) {
-          throw fail(s"stream names in \"streams\" among those read (${streams.mkString(", ")}), not '$stream'")
+          throw fail(s"""stream names in "streams" among those read (${streams.mkString(", ")}), not '$stream'""")
         }
         shardsOf(stream, v, s"""stream '$stream' of "streams"""")
       }
