@@ -270,8 +270,10 @@ final class Prefetcher(
           stats.keys.filter(_._1 == stream).toSeq.foreach(stats.remove)
           buffer.dropStream(stream)
         } else Nil
+        // Decided before this listing is recorded below: a stream listed before only gets new shards (resharding).
+        val listedBefore = graphs.contains(stream) || recreated
         def newShardStart(shardId: String): ShardPosition =
-          if (graphs.contains(stream) || recreated) TrimHorizon
+          if (listedBefore) TrimHorizon
           else addedStreamAt.get(stream).fold[ShardPosition](TrimHorizon)(options.initialPosition.shardPosition(stream, shardId, _))
         created(stream) = createdMillis
         graphs(stream) = graph
