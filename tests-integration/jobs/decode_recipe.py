@@ -2,7 +2,7 @@
 with the connector's sink, runs one recipe of docs/snippets/decoding/ as a user would (its own code, unchanged), and
 prints the rows it decoded as one ``RESULT {json}`` line.
 
-``python decode_recipe.py FORMAT RECIPE JAR ORDERS_JSON [PACKAGE]``, run with the working directory the recipe's
+``python decode_recipe.py FORMAT RECIPE JAR ORDERS_JSON``, run with the working directory the recipe's
 relative paths are in, and the AWS SDK's environment variables pointing at the emulator.
 """
 
@@ -12,23 +12,14 @@ import json
 import sys
 from pathlib import Path
 
-from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the suite's harness, as the tests import it
+from harness.spark import local_spark  # noqa: E402
 
-def main(kind: str, recipe: str, jar: str, orders_json: str, package: str = "") -> None:
-    builder = (
-        SparkSession.builder.master("local[2]")
-        .appName(f"kinesis-spark-decoding-{kind}")
-        .config("spark.jars", jar)
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-    )
-    if package:
-        builder = builder.config("spark.jars.packages", package)
-    spark = builder.getOrCreate()
+
+def main(kind: str, recipe: str, jar: str, orders_json: str) -> None:
+    spark = local_spark(f"kinesis-spark-decoding-{kind}", jar=Path(jar))
     orders = spark.createDataFrame(json.loads(orders_json), "order_id STRING, amount DOUBLE, customer STRING")
     fields = F.struct("order_id", "amount", "customer")
     # The recipes' producers: each encodes the orders as its recipe expects them.

@@ -31,21 +31,15 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the suite's harness, as the tests import it
+from harness.spark import local_spark  # noqa: E402
+
 PROGRESS_TIMEOUT_S = 120.0
 RELATIVE_PATH = re.compile(r"""(["'])((?:checkpoints|data|decoded|output)/[^"']*)\1""")
 
 
 def main(snippets_file: str, jar: str, workdir: str) -> None:
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("kinesis-spark-doc-snippets")
-        .config("spark.jars", jar)
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
-    )
+    spark = local_spark("kinesis-spark-doc-snippets", jar=Path(jar))
     started: list[StreamingQuery] = []
     original_start = DataStreamWriter.start
 
