@@ -21,10 +21,9 @@ def test_aws_kinesis_format_with_awslabs_option_names(spark, emulator, kinesis, 
         .option("kinesis.awsSecretKey", SECRET_KEY)
         .load()
     )
-    # The awslabs columns in their order (its streamName is our stream), then the two it does not have.
+    # The awslabs columns in their order (its streamName is our stream), then shardId, which it does not have.
     assert source.columns == [
-        "data", "streamName", "partitionKey", "sequenceNumber", "approximateArrivalTimestamp",
-        "shardId", "subSequenceNumber",
+        "data", "streamName", "partitionKey", "sequenceNumber", "approximateArrivalTimestamp", "shardId",
     ]  # fmt: skip
     rows = sink.wait_for_rows(sink.start(source.withColumnRenamed("streamName", "stream")), 300)
     assert_delivered_exactly(rows, puts, name)

@@ -1,6 +1,7 @@
 """End-to-end tests of KPL de-aggregation: aggregates made by an independent producer (PyPI ``aws-kinesis-agg``,
 the awslabs Python aggregator) are put on the emulator and must come out of the source as their user records,
-each exactly once, with the aggregate's sequence number and the user record's index as ``subSequenceNumber``.
+each exactly once, with the aggregate's sequence number and the user record's index as ``subSequenceNumber`` (a
+column only with ``includeSubSequenceNumber``, which every read here sets but the one that checks the default).
 
 Expectations are built on the producer side only: the user records handed to the aggregator, and the shard and
 sequence number Kinesis acknowledged for each aggregate.
@@ -14,6 +15,7 @@ before the last one is covered by the Scala unit tests (ShardReaderKplSuite).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import time
@@ -27,6 +29,18 @@ from harness.sink import BatchSink, ProgressLog, SinkRecord
 
 METRIC_WAIT_S = 60.0
 HASH_KEY_SPACE = 2**128
+
+
+@pytest.fixture
+def read_kinesis(read_kinesis):
+    """The suite's reader, with the column that tells a KPL aggregate's user records apart."""
+    return functools.partial(read_kinesis, includeSubSequenceNumber="true")
+
+
+@pytest.fixture
+def read_default(read_kinesis):
+    """The suite's reader as conftest.py makes it, with the default columns."""
+    return read_kinesis.func
 
 
 @dataclass(frozen=True)
@@ -190,6 +204,26 @@ def test_aggregated_and_plain_records_mixed_in_one_shard(kinesis, stream, read_k
     assert_rows_exactly(records, producer.expected)
     plain = [r for r in records if r.partition_key.startswith("plain-")]
     assert len(plain) == 4 and all(r.sub_sequence_number is None for r in plain)
+
+
+def test_sub_sequence_number_is_a_column_only_when_asked_for(kinesis, stream, read_kinesis, read_default, sink):
+    # By default the rows have the Databricks connector's six columns, whatever the records are; the option adds
+    # subSequenceNumber last.
+    name = stream(1)
+    producer = Producer(kinesis, name)
+    (shard,) = producer.shards
+    producer.put_aggregate(shard, users("a", 3))
+    producer.put_plain(shard, "plain", b"plain record")
+
+    default = read_default(name, initialPosition="trim_horizon")
+    six = ["partitionKey", "data", "stream", "shardId", "sequenceNumber", "approximateArrivalTimestamp"]
+    assert default.columns == six
+    records = sink.wait_for_rows(sink.start(default), len(producer.expected))
+    assert Counter((r.partition_key, r.data) for r in records) == Counter((e[3], e[4]) for e in producer.expected)
+
+    with_index = read_kinesis(name, initialPosition="trim_horizon")
+    assert with_index.columns == [*six, "subSequenceNumber"]
+    assert with_index.schema["subSequenceNumber"].dataType.typeName() == "long"
 
 
 def offsets_log(sink: BatchSink) -> list[dict]:

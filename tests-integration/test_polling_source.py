@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 import pytest
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
-from pyspark.sql.types import BinaryType, LongType, StringType, TimestampType
+from pyspark.sql.types import BinaryType, StringType, TimestampType
 
 from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY
 from harness.kinesis import PutResult
@@ -30,7 +30,6 @@ EXPECTED_SCHEMA = [
     ("shardId", StringType()),
     ("sequenceNumber", StringType()),
     ("approximateArrivalTimestamp", TimestampType()),
-    ("subSequenceNumber", LongType()),
 ]
 # Slack between the emulator's arrival timestamps and the test's clock around each PutRecords call.
 ARRIVAL_SLACK_S = 2.0

@@ -33,6 +33,7 @@ REFUSED: list[dict[str, str | None]] = [
     {"maxBytesPerTrigger": "0b"},
     {"failOnDataLoss": "yes"},
     {"allowStreamRemoval": "1"},
+    {"includeSubSequenceNumber": "yes"},
     {"insecureTrustAllCertificates": "maybe"},
     *(
         {"initialPosition": v}

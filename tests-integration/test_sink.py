@@ -313,7 +313,7 @@ def test_aggregated_rows_come_back_unchanged_through_our_source_and_the_awslabs_
     assert sum(r["Data"].startswith(KPL_MAGIC) for r in records) >= len(records) - 2
     assert deaggregated_by_awslabs(records) == expected(df)
 
-    source = read_kinesis(name, initialPosition="trim_horizon")
+    source = read_kinesis(name, initialPosition="trim_horizon", includeSubSequenceNumber="true")
     back = sink.wait_for_rows(sink.start(source), 5000)
     assert Counter((r.partition_key, r.data) for r in back) == expected(df)
     assert all(r.sub_sequence_number is not None for r in back if r.data)

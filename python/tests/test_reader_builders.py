@@ -88,6 +88,7 @@ CASES: list[tuple[str, Build, dict[str, str]]] = [
     ("records per trigger", lambda r: r.max_records_per_trigger(100), {"maxRecordsPerTrigger": "100"}),
     ("bytes per trigger", lambda r: r.max_bytes_per_trigger("100mb"), {"maxBytesPerTrigger": "100mb"}),
     ("stream removal", lambda r: r.allow_stream_removal(), {"allowStreamRemoval": "true"}),
+    ("sub-sequence column", lambda r: r.include_sub_sequence_number(), {"includeSubSequenceNumber": "true"}),
     ("consumer name", lambda r: r.consumer_name("job"), {"consumerName": "job"}),
     ("consumer prefix", lambda r: r.consumer_name_prefix("team_"), {"consumerNamePrefix": "team_"}),
     (
@@ -122,8 +123,8 @@ def test_builders_cover_every_documented_source_option() -> None:
         "insecureTrustAllCertificates", "maxRecordsPerFetch", "failOnDataLoss", "maxFetchRate",
         "minFetchPeriod", "maxFetchDuration", "fetchBufferSize", "shardsPerTask", "shardFetchInterval",
         "coalesceThresholdBlockSize", "coalesceBinSize", "maxShardsPerDescribe", "maxRecordsPerTrigger",
-        "maxBytesPerTrigger", "allowStreamRemoval", "consumerMode", "consumerName", "consumerNamePrefix",
-        "requireConsumerDeregistration", "consumerRefreshInterval",
+        "maxBytesPerTrigger", "allowStreamRemoval", "includeSubSequenceNumber", "consumerMode",
+        "consumerName", "consumerNamePrefix", "requireConsumerDeregistration", "consumerRefreshInterval",
     }  # fmt: skip
     covered = {key for _, _, expected in CASES for key in expected}
     assert documented == covered

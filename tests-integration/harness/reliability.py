@@ -38,7 +38,8 @@ def write_report() -> None:
 
 
 def source_options(endpoint: str, stream: str, **extra: str) -> dict[str, str]:
-    """The source's options for the emulator (or a proxy in front of it), from the oldest record."""
+    """The source's options for the emulator (or a proxy in front of it), from the oldest record; rows name KPL
+    user records by their index (``subSequenceNumber``), which exactly-once accounting needs."""
     return {
         "streamName": stream,
         "region": REGION,
@@ -46,6 +47,7 @@ def source_options(endpoint: str, stream: str, **extra: str) -> dict[str, str]:
         "awsAccessKey": ACCESS_KEY,
         "awsSecretKey": SECRET_KEY,
         "initialPosition": "trim_horizon",
+        "includeSubSequenceNumber": "true",
         **extra,
     }
 

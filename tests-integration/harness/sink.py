@@ -90,10 +90,11 @@ class BatchSink:
         batch_ids = self.completed_batches() if batch_ids is None else batch_ids
         if not batch_ids:
             return []
+        stored = self.spark.read.option("basePath", str(self.out)).parquet(*(str(self.batch_dir(b)) for b in batch_ids))
+        # Reads name a KPL user record by its index only with includeSubSequenceNumber; otherwise there is none.
+        sub_sequence = F.col("subSequenceNumber") if "subSequenceNumber" in stored.columns else F.lit(None).cast("long")
         rows = (
-            self.spark.read.option("basePath", str(self.out))
-            .parquet(*(str(self.batch_dir(b)) for b in batch_ids))
-            .select(
+            stored.select(
                 "batch",
                 "partitionKey",
                 "data",
@@ -101,7 +102,7 @@ class BatchSink:
                 "shardId",
                 "sequenceNumber",
                 F.unix_micros("approximateArrivalTimestamp").alias("arrivalMicros"),
-                "subSequenceNumber",
+                sub_sequence.alias("subSequenceNumber"),
             )
             .collect()
         )

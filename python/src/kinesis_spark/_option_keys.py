@@ -34,6 +34,7 @@ MAX_SHARDS_PER_DESCRIBE = "maxShardsPerDescribe"
 MAX_RECORDS_PER_TRIGGER = "maxRecordsPerTrigger"
 MAX_BYTES_PER_TRIGGER = "maxBytesPerTrigger"
 ALLOW_STREAM_REMOVAL = "allowStreamRemoval"
+INCLUDE_SUB_SEQUENCE_NUMBER = "includeSubSequenceNumber"
 
 # Enhanced fan-out (Databricks names); their values are checked by the JVM only.
 CONSUMER_MODE = "consumerMode"

@@ -181,6 +181,16 @@ class KinesisReader(OptionsBuilder):
         """Let a restarted query drop streams its checkpoint reads but the stream list no longer names."""
         return self._set(keys.ALLOW_STREAM_REMOVAL, render_boolean(keys.ALLOW_STREAM_REMOVAL, enabled))
 
+    def include_sub_sequence_number(self, enabled: bool = True) -> KinesisReader:
+        """Add the column ``subSequenceNumber`` after the six default ones (``includeSubSequenceNumber``).
+
+        It is null for a plain record and, for a user record of a KPL aggregate, its index in the aggregate;
+        with the row's sequence number, it names a user record. By default the rows have exactly the
+        Databricks connector's six columns.
+        """
+        option = keys.INCLUDE_SUB_SEQUENCE_NUMBER
+        return self._set(option, render_boolean(option, enabled))
+
     # --- fetching ------------------------------------------------------------------------------------------
 
     def max_records_per_fetch(self, records: int) -> KinesisReader:

@@ -121,6 +121,7 @@ VALUE_CHECKS: Mapping[str, Callable[[str], object]] = {
     keys.MAX_RECORDS_PER_TRIGGER.lower(): _long(keys.MAX_RECORDS_PER_TRIGGER, 1, LONG_MAX),
     keys.MAX_BYTES_PER_TRIGGER.lower(): _bytes(keys.MAX_BYTES_PER_TRIGGER),
     keys.ALLOW_STREAM_REMOVAL.lower(): _boolean(keys.ALLOW_STREAM_REMOVAL),
+    keys.INCLUDE_SUB_SEQUENCE_NUMBER.lower(): _boolean(keys.INCLUDE_SUB_SEQUENCE_NUMBER),
 }
 
 

@@ -43,6 +43,11 @@ object KinesisOptionKeys {
   val MaxBytesPerTrigger = "maxBytesPerTrigger"
   /** Ours, not Databricks': lets a restarted query drop streams its checkpoint has but `streamName` no longer lists. */
   val AllowStreamRemoval = "allowStreamRemoval"
+  /**
+   * Ours: add the column `subSequenceNumber` (a KPL user record's index in its aggregate) after the Databricks
+   * connector's six, which are the rows' columns by default.
+   */
+  val IncludeSubSequenceNumber = "includeSubSequenceNumber"
 
   /** `polling` (GetRecords) or `efo` (enhanced fan-out, SubscribeToShard). */
   val ConsumerMode = "consumerMode"
@@ -97,5 +102,5 @@ object KinesisOptionKeys {
     CredentialsProviderParam, CaBundle, InsecureTrustAllCertificates,
     MaxRecordsPerFetch, FailOnDataLoss, MaxFetchRate, MinFetchPeriod, MaxFetchDuration, FetchBufferSize, ShardsPerTask,
     ShardFetchInterval, CoalesceThresholdBlockSize, CoalesceBinSize, MaxShardsPerDescribe, MaxRecordsPerTrigger,
-    MaxBytesPerTrigger, AllowStreamRemoval, ConsumerMode) ++ EfoOnly
+    MaxBytesPerTrigger, AllowStreamRemoval, IncludeSubSequenceNumber, ConsumerMode) ++ EfoOnly
 }

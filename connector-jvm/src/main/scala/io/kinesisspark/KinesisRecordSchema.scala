@@ -8,63 +8,99 @@ import org.apache.spark.unsafe.types.UTF8String
 import io.kinesisspark.fetch.KinesisRecord
 
 /**
- * The columns of the rows the source returns, and how a record becomes one. Two layouts: `format("kinesis")` has the
- * Databricks connector's; `format("aws-kinesis")` has the awslabs connector's, so code written for either runs as is.
+ * The columns of the rows the source returns, and how a record becomes one: a [[RecordLayout]] (the columns of the
+ * connector whose format name is used) and, only when asked for with `includeSubSequenceNumber`, a last column
+ * `subSequenceNumber`. By default the rows are exactly the other connector's, so a job that writes `select("*")`
+ * into a table made by that connector runs unchanged.
  *
  * {{{
- *   spark.readStream.format("aws-kinesis").option("kinesis.streamName", "clicks").load().printSchema()
- *   // data, streamName, partitionKey, sequenceNumber, approximateArrivalTimestamp, shardId, subSequenceNumber
+ *   spark.readStream.format("kinesis").option("streamName", "clicks").load().printSchema()
+ *   // partitionKey, data, stream, shardId, sequenceNumber, approximateArrivalTimestamp
+ *   spark.readStream.format("kinesis").option("streamName", "clicks")
+ *     .option("includeSubSequenceNumber", "true").load().printSchema()
+ *   // partitionKey, data, stream, shardId, sequenceNumber, approximateArrivalTimestamp, subSequenceNumber
  * }}}
+ *
+ * @param subSequenceNumber whether rows end with `subSequenceNumber`: null for a plain record, the user record's
+ *                          index in its KPL aggregate otherwise
  */
-sealed abstract class KinesisRecordSchema extends Serializable {
-  def schema: StructType
+final case class KinesisRecordSchema(layout: RecordLayout, subSequenceNumber: Boolean = false) {
+  val schema: StructType = StructType(
+    if (subSequenceNumber) layout.columns :+ KinesisRecordSchema.SubSequenceNumber else layout.columns)
 
   /** One row; `stream` and `shardId` are passed pre-encoded since they are the same for a whole partition. */
-  def toRow(stream: UTF8String, shardId: UTF8String, record: KinesisRecord): InternalRow
+  def toRow(stream: UTF8String, shardId: UTF8String, record: KinesisRecord): InternalRow = {
+    val values = new Array[Any](schema.length)
+    layout.fill(values, stream, shardId, record)
+    if (subSequenceNumber) values(values.length - 1) = record.subSequenceNumber.map(Long.box).orNull
+    new GenericInternalRow(values)
+  }
 }
 
 object KinesisRecordSchema {
-  private def field(name: String, dataType: DataType) = StructField(name, dataType)
-  private val subSequenceNumber = field("subSequenceNumber", LongType)
+  /** `format("kinesis")`'s rows by default: the Databricks connector's six columns. */
+  val Databricks: KinesisRecordSchema = KinesisRecordSchema(RecordLayout.Databricks)
 
+  private val SubSequenceNumber = StructField("subSequenceNumber", LongType)
+
+  /** Every schema the source can return, of every layout: rows in one of them may be rows read from Kinesis. */
+  val All: Seq[KinesisRecordSchema] =
+    for (layout <- RecordLayout.All; sub <- Seq(false, true)) yield KinesisRecordSchema(layout, sub)
+}
+
+/** The columns a format's users expect, in their order, and where a record's values go in them. */
+sealed abstract class RecordLayout extends Serializable {
+  def columns: Seq[StructField]
+
+  /** Sets the layout's columns (the first `columns.length` values). */
+  def fill(values: Array[Any], stream: UTF8String, shardId: UTF8String, record: KinesisRecord): Unit
+}
+
+object RecordLayout {
   private def arrivalMicros(record: KinesisRecord): Long = record.approximateArrivalMillis * 1000L
-  private def subSequence(record: KinesisRecord): java.lang.Long = record.subSequenceNumber.map(Long.box).orNull
 
-  /**
-   * The Databricks connector's columns in its order, then `subSequenceNumber` (null for a plain record, the user
-   * record's index in its KPL aggregate otherwise).
-   */
-  case object Databricks extends KinesisRecordSchema {
-    val schema: StructType = StructType(Seq(
-      field("partitionKey", StringType),
-      field("data", BinaryType),
-      field("stream", StringType),
-      field("shardId", StringType),
-      field("sequenceNumber", StringType),
-      field("approximateArrivalTimestamp", TimestampType),
-      subSequenceNumber))
+  /** The Databricks connector's six columns, in its order. */
+  case object Databricks extends RecordLayout {
+    val columns: Seq[StructField] = Seq(
+      StructField("partitionKey", StringType),
+      StructField("data", BinaryType),
+      StructField("stream", StringType),
+      StructField("shardId", StringType),
+      StructField("sequenceNumber", StringType),
+      StructField("approximateArrivalTimestamp", TimestampType))
 
-    def toRow(stream: UTF8String, shardId: UTF8String, record: KinesisRecord): InternalRow =
-      new GenericInternalRow(Array[Any](UTF8String.fromString(record.partitionKey), record.data, stream, shardId,
-        UTF8String.fromString(record.sequenceNumber), arrivalMicros(record), subSequence(record)))
+    def fill(values: Array[Any], stream: UTF8String, shardId: UTF8String, record: KinesisRecord): Unit = {
+      values(0) = UTF8String.fromString(record.partitionKey)
+      values(1) = record.data
+      values(2) = stream
+      values(3) = shardId
+      values(4) = UTF8String.fromString(record.sequenceNumber)
+      values(5) = arrivalMicros(record)
+    }
   }
 
   /**
-   * The awslabs connector's five columns in its order (its `streamName` is Databricks' `stream`), then what it does
-   * not have: `shardId` and `subSequenceNumber`.
+   * The awslabs connector's five columns in its order (its `streamName` is Databricks' `stream`), then `shardId`,
+   * which it does not have.
    */
-  case object Awslabs extends KinesisRecordSchema {
-    val schema: StructType = StructType(Seq(
-      field("data", BinaryType),
-      field("streamName", StringType),
-      field("partitionKey", StringType),
-      field("sequenceNumber", StringType),
-      field("approximateArrivalTimestamp", TimestampType),
-      field("shardId", StringType),
-      subSequenceNumber))
+  case object Awslabs extends RecordLayout {
+    val columns: Seq[StructField] = Seq(
+      StructField("data", BinaryType),
+      StructField("streamName", StringType),
+      StructField("partitionKey", StringType),
+      StructField("sequenceNumber", StringType),
+      StructField("approximateArrivalTimestamp", TimestampType),
+      StructField("shardId", StringType))
 
-    def toRow(stream: UTF8String, shardId: UTF8String, record: KinesisRecord): InternalRow =
-      new GenericInternalRow(Array[Any](record.data, stream, UTF8String.fromString(record.partitionKey),
-        UTF8String.fromString(record.sequenceNumber), arrivalMicros(record), shardId, subSequence(record)))
+    def fill(values: Array[Any], stream: UTF8String, shardId: UTF8String, record: KinesisRecord): Unit = {
+      values(0) = record.data
+      values(1) = stream
+      values(2) = UTF8String.fromString(record.partitionKey)
+      values(3) = UTF8String.fromString(record.sequenceNumber)
+      values(4) = arrivalMicros(record)
+      values(5) = shardId
+    }
   }
+
+  val All: Seq[RecordLayout] = Seq(Databricks, Awslabs)
 }

@@ -131,7 +131,9 @@ object KinesisSourceOptions {
       maxRecordsPerTrigger = get(MaxRecordsPerTrigger).map(parseLong(MaxRecordsPerTrigger, _, 1L, Long.MaxValue)),
       maxBytesPerTrigger = get(MaxBytesPerTrigger).map(parseBytes(MaxBytesPerTrigger, _)),
       allowStreamRemoval = get(AllowStreamRemoval).exists(parseBoolean(AllowStreamRemoval, _)),
-      efo = EfoOptions.parse(get, streams))
+      efo = EfoOptions.parse(get, streams),
+      recordSchema = KinesisRecordSchema(RecordLayout.Databricks,
+        subSequenceNumber = get(IncludeSubSequenceNumber).exists(parseBoolean(IncludeSubSequenceNumber, _))))
   }
 
   private val StreamNamePattern = "[a-zA-Z0-9_.-]{1,128}".r

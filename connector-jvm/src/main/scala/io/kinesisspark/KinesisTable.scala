@@ -29,7 +29,7 @@ import io.kinesisspark.sink.{KinesisSinkOptions, KinesisWriteBuilder, SinkColumn
  * }}}
  *
  * @param userOptions  the options, awslabs names translated
- * @param recordSchema the columns of the rows read
+ * @param recordSchema the columns of the rows read (of the parsed read options when there are some)
  * @param sinkFlavour  the sink's behaviour where `format("kinesis")` and `format("aws-kinesis")` differ
  * @param readOptions  the source's options when the provider already parsed them for a read
  */
@@ -37,7 +37,7 @@ final class KinesisTable(userOptions: Map[String, String], recordSchema: Kinesis
     readOptions: Option[KinesisSourceOptions]) extends Table with SupportsRead with SupportsWrite with ReportsSinkMetrics {
 
   private lazy val source: KinesisSourceOptions =
-    readOptions.getOrElse(KinesisTable.readSetup(userOptions, recordSchema))
+    readOptions.getOrElse(KinesisTable.readSetup(userOptions, recordSchema.layout).copy(recordSchema = recordSchema))
   private lazy val sink: KinesisSinkOptions = KinesisTable.writeSetup(userOptions, sinkFlavour)
   private val totals = new SinkTotals
   private val columnsWarned = new AtomicBoolean(false)
@@ -82,10 +82,11 @@ object KinesisTable {
     UnknownOptions.warnings(options.keySet.filterNot(k => SparkOptions(k.toLowerCase(Locale.ROOT))), known)
       .foreach(w => log.warn(w))
 
-  /** The source's options, parsed, with every stream checked to exist. */
-  def readSetup(userOptions: Map[String, String], recordSchema: KinesisRecordSchema): KinesisSourceOptions = {
+  /** The source's options, parsed, with every stream checked to exist; rows in `layout`'s columns. */
+  def readSetup(userOptions: Map[String, String], layout: RecordLayout): KinesisSourceOptions = {
     unknownWarnings(userOptions, KinesisOptionKeys.All)
-    val options = KinesisSourceOptions.parse(userOptions).copy(recordSchema = recordSchema)
+    val parsed = KinesisSourceOptions.parse(userOptions)
+    val options = parsed.copy(recordSchema = parsed.recordSchema.copy(layout = layout))
     val api = KinesisClients.api(options.connection)
     options.streams.foreach(api.describeStream)
     options

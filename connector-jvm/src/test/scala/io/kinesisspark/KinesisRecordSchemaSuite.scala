@@ -1,0 +1,51 @@
+package io.kinesisspark
+
+import org.apache.spark.unsafe.types.UTF8String
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.kinesisspark.fetch.KinesisRecord
+
+class KinesisRecordSchemaSuite extends AnyFunSuite {
+  private val base = Map("streamName" -> "clicks", "region" -> "us-east-1")
+  private val databricksColumns =
+    Seq("partitionKey", "data", "stream", "shardId", "sequenceNumber", "approximateArrivalTimestamp")
+  private val userRecord = KinesisRecord("key", Array[Byte](1, 2), "4959", Some(3L), 1700000000123L)
+  private val plainRecord = KinesisRecord("key", Array[Byte](1, 2), "4960", None, 1700000000123L)
+  private val stream = UTF8String.fromString("clicks")
+  private val shard = UTF8String.fromString("shardId-000000000001")
+
+  test("by default the rows have exactly the Databricks connector's six columns, in its order") {
+    val records = KinesisSourceOptions.parse(base).recordSchema
+    assert(records == KinesisRecordSchema.Databricks)
+    assert(records.schema.fieldNames.toSeq == databricksColumns)
+    val row = records.toRow(stream, shard, userRecord)
+    assert(row.numFields == 6)
+    assert(row.getUTF8String(0).toString == "key" && row.getBinary(1).toSeq == Seq[Byte](1, 2))
+    assert(row.getUTF8String(2) == stream && row.getUTF8String(3) == shard)
+    assert(row.getUTF8String(4).toString == "4959" && row.getLong(5) == 1700000000123000L)
+  }
+
+  test("includeSubSequenceNumber adds the user record's index last, null for a plain record") {
+    val records = KinesisSourceOptions.parse(base + ("includeSubSequenceNumber" -> "TRUE")).recordSchema
+    assert(records.schema.fieldNames.toSeq == databricksColumns :+ "subSequenceNumber")
+    assert(records.toRow(stream, shard, userRecord).getLong(6) == 3L)
+    assert(records.toRow(stream, shard, plainRecord).isNullAt(6))
+    assert(KinesisSourceOptions.parse(base + ("includeSubSequenceNumber" -> "false")).recordSchema ==
+      KinesisRecordSchema.Databricks)
+  }
+
+  test("the awslabs layout keeps its own order, with or without the index") {
+    val awslabs = Seq("data", "streamName", "partitionKey", "sequenceNumber", "approximateArrivalTimestamp", "shardId")
+    assert(KinesisRecordSchema(RecordLayout.Awslabs).schema.fieldNames.toSeq == awslabs)
+    val withIndex = KinesisRecordSchema(RecordLayout.Awslabs, subSequenceNumber = true)
+    assert(withIndex.schema.fieldNames.toSeq == awslabs :+ "subSequenceNumber")
+    val row = withIndex.toRow(stream, shard, userRecord)
+    assert(row.getUTF8String(1) == stream && row.getUTF8String(5) == shard && row.getLong(6) == 3L)
+  }
+
+  test("a value other than true or false is refused, naming the option") {
+    val message = intercept[IllegalArgumentException](
+      KinesisSourceOptions.parse(base + ("includeSubSequenceNumber" -> "yes"))).getMessage
+    assert(message.contains("includeSubSequenceNumber") && message.contains("'yes'") && message.contains("'true' or 'false'"))
+  }
+}
