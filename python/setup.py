@@ -55,7 +55,10 @@ if source is None:
     )
 versions = read_properties(source)
 
+# pyspark is an extra, never a requirement: installing the package must not install, upgrade or replace the
+# Spark a user (or a cluster) already has, nor pull full pyspark into a Spark Connect client environment
+# (pyspark-client). A fresh environment asks for it: pip install "kinesis-spark[pyspark]".
 setup(
     version=versions["kinesis-spark"],
-    install_requires=[pyspark_requirement(versions["spark"], versions.get("cross.spark"))],
+    extras_require={"pyspark": [pyspark_requirement(versions["spark"], versions.get("cross.spark"))]},
 )

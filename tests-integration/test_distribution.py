@@ -1,11 +1,13 @@
 """The wheel as users get it: built by the project's own command (``bash dev/build-python.sh --wheel``),
-installed into a fresh virtual environment that sees nothing of this repository (pip brings pyspark, from its
-cache when it has it), and used there, by a job run as a plain ``python`` script, to read a stream of the
-emulator with the jar the wheel bundles.
+installed into a fresh virtual environment that sees nothing of this repository (with the ``pyspark`` extra, pip
+brings pyspark, from its cache when it has it), and used there, by a job run as a plain ``python`` script, to read
+a stream of the emulator with the jar the wheel bundles. Without the extra, pip installs the package alone: it
+never installs or replaces a Spark.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import zipfile
@@ -31,12 +33,22 @@ def wheel() -> Path:
     return Path(result.stdout.strip().splitlines()[-1])
 
 
-@pytest.fixture(scope="module")
-def fresh_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def new_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv = tmp_path_factory.mktemp("fresh") / "venv"
     run_checked(["python3", "-m", "venv", str(venv)], env=clean_env())
-    run_checked([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(wheel)],
-        env=clean_env())
+    return venv
+
+
+def pip_install(venv: Path, *requirements: str) -> None:
+    run_checked([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                 *requirements], env=clean_env())
+
+
+@pytest.fixture(scope="module")
+def fresh_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel with its extra, as a new user installs it: `pip install "kinesis-spark[pyspark]"`."""
+    venv = new_venv(tmp_path_factory)
+    pip_install(venv, f"{wheel}[pyspark]")
     return venv
 
 
@@ -68,3 +80,26 @@ def test_a_fresh_venv_reads_a_stream_with_the_bundled_jar(fresh_venv: Path, kine
     site = str(fresh_venv.resolve())
     assert output["package"].startswith(site), output["package"]
     assert site in output["connector_jar"] and "/kinesis_spark/jars/" in output["connector_jar"], output
+
+
+def test_without_the_extra_pip_installs_no_spark_and_the_package_says_what_is_missing(
+    wheel: Path, tmp_path_factory: pytest.TempPathFactory
+):
+    venv = new_venv(tmp_path_factory)
+    python = str(venv / "bin" / "python")
+    pip_install(venv, str(wheel))
+    listed = run_checked([python, "-m", "pip", "list", "--format=json", "--disable-pip-version-check"], env=clean_env())
+    names = {package["name"].lower() for package in json.loads(listed.stdout)}
+    assert "kinesis-spark" in names and not names & {"pyspark", "pyspark-client", "py4j"}, names
+    probe = (
+        "import kinesis_spark\n"
+        "print(kinesis_spark.jar_path('3.5.4'))\n"
+        "try:\n"
+        "    kinesis_spark.jar_path()\n"
+        "except kinesis_spark.PySparkNotFoundError as missing:\n"
+        "    print('MISSING', missing)\n"
+    )
+    out = run_checked([python, "-c", probe], env=clean_env()).stdout.splitlines()
+    assert "/kinesis_spark/jars/kinesis-spark-assembly_2.12-" in out[0], out  # a jar asked for by Spark version
+    assert out[1].startswith("MISSING pyspark is not installed"), out
+    assert 'pip install "kinesis-spark[pyspark]"' in out[1], out

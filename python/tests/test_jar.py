@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import sys
+
 import pytest
 from pyspark.sql import SparkSession
 
@@ -9,13 +11,17 @@ from kinesis_spark import (
     DataSourceNotFoundError,
     JarNotFoundError,
     KinesisSparkError,
+    PySparkNotFoundError,
     SessionWithoutJarError,
     UnsupportedSparkVersionError,
+    _jar,
     configure,
     jar_path,
 )
 
 JAR = "kinesis-spark-assembly_2.13-9.8.7.jar"
+# The real lookup of the installed pyspark, before the fake_package fixture replaces it.
+INSTALLED_PYSPARK_VERSION = _jar._installed_pyspark_version
 
 
 def test_jar_path_returns_the_bundled_jar(fake_package: FakePackage) -> None:
@@ -286,3 +292,21 @@ def test_the_data_source_message_explains_an_unsupported_pyspark(
     fake_package.pyspark = "4.1.0"
     message = data_source_not_found_message()
     assert "jar_path(), which failed: kinesis-spark has no connector jar for Spark 4.1.0" in message
+
+
+def test_without_pyspark_the_error_says_what_to_install(
+    fake_package: FakePackage, both_jars: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The package does not depend on pyspark (an extra): an environment may have none. None in sys.modules
+    # makes `import pyspark` fail as it does when it is not installed.
+    monkeypatch.setattr(_jar, "_installed_pyspark_version", INSTALLED_PYSPARK_VERSION)
+    monkeypatch.setitem(sys.modules, "pyspark", None)
+    with pytest.raises(PySparkNotFoundError) as info:
+        jar_path()
+    message = str(info.value)
+    assert "pyspark is not installed in this Python environment" in message
+    assert "'pyspark==4.2.*' or 'pyspark==3.5.*'" in message
+    assert 'pip install "kinesis-spark[pyspark]"' in message
+    assert isinstance(info.value, ImportError)
+    # A version asked for needs no installed pyspark.
+    assert jar_path("3.5.4") == both_jars["2.12"]

@@ -31,9 +31,14 @@ def test_installed_metadata_comes_from_versions_properties() -> None:
     props = read_properties(REPO_PROPERTIES)
     meta = installed_metadata()
     assert meta["Version"] == props["kinesis-spark"]
-    requires = meta.get_all("Requires-Dist") or []
-    pyspark = [Requirement(r) for r in requires if r.startswith("pyspark")]
+    requires = [Requirement(r) for r in meta.get_all("Requires-Dist") or []]
+    pyspark = [r for r in requires if r.name == "pyspark"]
     assert len(pyspark) == 1
+    # Only with the extra: installing the package never installs, upgrades or replaces a user's Spark.
+    assert meta.get_all("Provides-Extra") == ["pyspark"]
+    assert pyspark[0].marker is not None and not pyspark[0].marker.evaluate({"extra": ""})
+    assert pyspark[0].marker.evaluate({"extra": "pyspark"})
+    assert [r for r in requires if r.marker is None or r.marker.evaluate({"extra": ""})] == []
     # Every patch release of the two Spark lines from the versions built against, and nothing else.
     spark, cross = Version(props["spark"]), Version(props["cross.spark"])
     accepted = [

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _option_keys as keys
 from . import _spark_lines, _versions
-from .errors import JarNotFoundError, SessionWithoutJarError
+from .errors import JarNotFoundError, PySparkNotFoundError, SessionWithoutJarError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -82,9 +82,24 @@ def jar_path(spark_version: str | None = None) -> str:
 
 
 def _installed_pyspark_version() -> str:
-    import pyspark
-
+    try:
+        import pyspark
+    except ImportError as missing:
+        raise PySparkNotFoundError(_no_pyspark_message()) from missing
     return str(pyspark.__version__)
+
+
+def _no_pyspark_message() -> str:
+    import sys
+
+    lines = _spark_lines.spark_lines(_versions.packaged_properties() or {})
+    versions = " or ".join(f"'pyspark=={line.minor}.*'" for line in lines) or "pyspark"
+    return (
+        f"pyspark is not installed in this Python environment ({sys.executable}), so kinesis-spark cannot "
+        "tell which of its connector jars Spark needs. The package does not install Spark itself, so that it "
+        f"never replaces yours: install the pyspark of your Spark ({versions}), or, in a fresh environment, "
+        '`pip install "kinesis-spark[pyspark]"`.'
+    )
 
 
 def configure(builder: SparkSession.Builder) -> SparkSession.Builder:

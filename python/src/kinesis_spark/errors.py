@@ -180,6 +180,19 @@ class UnsupportedSparkVersionError(JarNotFoundError):
         self.supported = supported
 
 
+class PySparkNotFoundError(KinesisSparkError, ImportError):
+    """No ``pyspark`` is installed in this Python environment, so no connector jar can be chosen for it.
+
+    The package never installs Spark itself, so that it cannot replace the Spark a user or a cluster has: a
+    fresh environment installs it with ``pip install "kinesis-spark[pyspark]"``. Also an :class:`ImportError`.
+
+    Examples
+    --------
+    >>> isinstance(PySparkNotFoundError("no pyspark"), ImportError)
+    True
+    """
+
+
 class DataSourceNotFoundError(KinesisSparkError):
     """Spark cannot find the ``kinesis`` data source: the session was started without the connector jar.
 
