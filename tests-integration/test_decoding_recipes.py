@@ -1,8 +1,9 @@
-"""The user guide's recipes for decoding ``data`` (docs/snippets/decoding/: json.py) decode exactly what a producer
-encoded.
+"""The user guide's recipes for decoding ``data`` (docs/snippets/decoding/: json.py, avro.py) decode exactly what a
+producer encoded.
 
 Each recipe runs unchanged in a job of its own (``jobs/decode_recipe.py``), which first writes orders encoded the
-recipe's way (``to_json``) to stream ``orders`` through the connector's sink.
+recipe's way (JSON by Spark's ``to_json``; Avro binary by fastavro) to stream ``orders`` through the connector's sink.
+The Avro job loads ``spark-avro`` of the running Spark with ``spark.jars.packages``, from Maven Central.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RECIPES = ROOT / "docs" / "snippets" / "decoding"
 JOB = Path(__file__).resolve().parent / "jobs" / "decode_recipe.py"
 ORDERS = [[f"o-{i}", round(i * 1.25, 2), f"customer-{i % 4}"] for i in range(40)]
-RECIPES_TESTED = ["json.py"]
+RECIPES_TESTED = ["json.py", "avro.py"]
 
 
 @pytest.mark.parametrize("recipe", RECIPES_TESTED)
