@@ -110,3 +110,15 @@ lazy val connector = (project in file("connector-jvm"))
   )
   // Maven publishing of the shaded jar, for spark-submit --packages (project/Publishing.scala).
   .settings(Publishing.settings)
+
+// A tool of the tests, not shipped: checks that every Spark and Scala reference of the connector jar links against
+// a Spark line's jars (tests-integration/test_spark_linkage.py runs it for each line). Reads class files with ASM.
+lazy val linkageCheck = (project in file("linkage-check"))
+  .settings(
+    name := "linkage-check",
+    crossScalaVersions := Seq(scala213),
+    publish / skip := true,
+    libraryDependencies += "org.ow2.asm" % "asm" % "9.9",
+    assembly / assemblyJarName := "linkage-check.jar",
+    assembly / mainClass := Some("io.kinesisspark.linkage.LinkageCheck")
+  )

@@ -7,29 +7,45 @@
 #
 # With --cross, the same for the cross build's Spark line (Spark 3.5, whose jar is Scala 2.12): pyspark pinned to
 # cross.spark, in .venv-spark<MAJOR.MINOR> (KINESIS_SPARK_CROSS_VENV overrides), for the Spark 3.5 smoke suite.
+# With --line VERSION, the same for pyspark VERSION, in .venv-spark<MAJOR.MINOR>: the other Spark lines a jar runs
+# on (spark.also in versions.properties), for their smoke runs and the linkage check.
+# With --connect-client, a Spark Connect client environment in .venv-connect: pyspark-client (no JVM, no full
+# pyspark) of the spark version and the package, as a Connect user has it; the Connect tests run their client
+# code there.
 #
-# Usage: dev/python-env.sh [--cross]
+# Usage: dev/python-env.sh [--cross | --line VERSION | --connect-client]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 python="${PYTHON:-python3}"
 
-key=spark
+property() { sed -n "s/^${1//./\\.} *= *//p" "$root/versions.properties" | tr -d '[:space:]'; }
 case "${1:-}" in
-  "") ;;
-  --cross) key=cross.spark ;;
-  *) echo "dev/python-env.sh: unknown argument '$1' (usage: dev/python-env.sh [--cross])" >&2; exit 2 ;;
+  "") spark_version="$(property spark)"; what=spark ;;
+  --cross) spark_version="$(property cross.spark)"; what=cross.spark ;;
+  --line)
+    spark_version="${2:-}"; what="--line"
+    [[ "$spark_version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] \
+      || { echo "dev/python-env.sh: --line needs a pyspark version such as 4.0.5, not '$spark_version'" >&2; exit 2; } ;;
+  --connect-client) spark_version="$(property spark)"; what=connect ;;
+  *) echo "dev/python-env.sh: unknown argument '$1' (usage: dev/python-env.sh [--cross | --line VERSION |" \
+       "--connect-client])" >&2; exit 2 ;;
 esac
-spark_version="$(sed -n "s/^${key//./\\.} *= *//p" "$root/versions.properties" | tr -d '[:space:]')"
-[[ -n "$spark_version" ]] || { echo "dev/python-env.sh: no $key= line in versions.properties" >&2; exit 1; }
-if [[ "$key" == spark ]]; then
-  venv="${KINESIS_SPARK_VENV:-$root/.venv}"
-else
-  minor="$(cut -d. -f1,2 <<<"$spark_version")"
-  venv="${KINESIS_SPARK_CROSS_VENV:-$root/.venv-spark$minor}"
-fi
+[[ -n "$spark_version" ]] || { echo "dev/python-env.sh: no $what= line in versions.properties" >&2; exit 1; }
+minor="$(cut -d. -f1,2 <<<"$spark_version")"
+case "$what" in
+  spark) venv="${KINESIS_SPARK_VENV:-$root/.venv}" ;;
+  cross.spark) venv="${KINESIS_SPARK_CROSS_VENV:-$root/.venv-spark$minor}" ;;
+  connect) venv="$root/.venv-connect" ;;
+  *) venv="$root/.venv-spark$minor" ;;
+esac
 stamp="$venv/.kinesis-spark-requirements"
 
-requirements="$(printf 'pyspark==%s\n' "$spark_version"; grep -v '^[[:space:]]*#' "$root/tests-integration/requirements.txt")"
+if [[ "$what" == connect ]]; then
+  # The client jobs of the Connect tests need nothing else (the tests themselves run in .venv).
+  requirements="$(printf 'pyspark-client==%s\n' "$spark_version")"
+else
+  requirements="$(printf 'pyspark==%s\n' "$spark_version"; grep -v '^[[:space:]]*#' "$root/tests-integration/requirements.txt")"
+fi
 package_pyproject="$root/python/pyproject.toml"
 # What decides the environment's contents: the requirements, the interpreter, and the package's metadata
 # (an editable install follows source edits by itself, but not dependency or entry-point changes).
@@ -50,7 +66,7 @@ if [[ ! -x "$venv/bin/python" ]]; then
   echo "dev/python-env.sh: creating $venv" >&2
   "$python" -m venv "$venv" >&2
 fi
-echo "dev/python-env.sh: installing pyspark==$spark_version and the test requirements (pyspark is ~450 MB on a fresh machine)" >&2
+echo "dev/python-env.sh: installing $(head -1 <<<"$requirements") and the rest of the requirements (pyspark is ~450 MB)" >&2
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r <(printf '%s\n' "$requirements") >&2
 if [[ -f "$package_pyproject" ]]; then
   echo "dev/python-env.sh: installing python/ (editable)" >&2

@@ -2,8 +2,9 @@
 # Builds and tests everything, from a fresh clone on a fresh machine: system prerequisites, the connector's
 # unit tests and assembly jar for both Spark lines (Spark 4 / Scala 2.13, and the cross build for Spark 3.5 /
 # Scala 2.12), the Python environments, the Kinesis emulator, then the Python package's lint and type checks
-# (ruff, mypy) and tests, the end-to-end suite on Spark 4, and its spark35_smoke tests again on Spark 3.5 (a
-# second venv with pyspark 3.5; the same JDK 17). JUnit XML reports go to target/test-reports/.
+# (ruff, mypy) and tests, the end-to-end suite on Spark 4.2, and its line_smoke tests again on every other Spark
+# line (Spark 3.5, and 4.0, 4.1 and 4.3 with the same 2.13 jar; a venv each, the same JDK 17). JUnit XML reports go
+# to target/test-reports/.
 # Exits non-zero if anything fails.
 #
 # SKIP_JVM_BUILD=1 reuses the jar already in connector-jvm/target (for iterating on Python-side tests).
@@ -13,13 +14,21 @@ cd "$root"
 
 bash dev/prerequisites.sh
 if [[ "${SKIP_JVM_BUILD:-0}" != 1 ]]; then
-  build/sbt connector/test connector/assembly "++2.12 connector/test" "++2.12 connector/assembly"
+  build/sbt connector/test connector/assembly "++2.12 connector/test" "++2.12 connector/assembly" \
+    linkageCheck/assembly
 fi
 if [[ -f dev/build-python.sh ]]; then
   bash dev/build-python.sh
 fi
 venv="$(bash dev/python-env.sh)"
-venv_cross="$(bash dev/python-env.sh --cross)"
+# One venv per other Spark line: the cross build's (3.5), then each spark.also version. test_spark_linkage.py reads
+# their pyspark jars; the line_smoke runs below use them.
+line_venvs=("$(bash dev/python-env.sh --cross)")
+for version in $(sed -n 's/^spark\.also *= *//p' versions.properties | tr ',' ' '); do
+  line_venvs+=("$(bash dev/python-env.sh --line "$version")")
+done
+# A Spark Connect client environment (pyspark-client and the package) for test_spark_connect.py's client code.
+bash dev/python-env.sh --connect-client >/dev/null
 bash dev/emulator/install.sh
 
 reports="$root/target/test-reports"
@@ -50,14 +59,18 @@ for suite in "${suites[@]}"; do
   echo "== pytest $suite" >&2
   (cd "$suite" && "$venv/bin/python" -m pytest -q --junitxml="$reports/pytest-$suite.xml") || status=1
 done
-# The same harness and tests, on Spark 3.5 with the Scala 2.12 jar (picked by the package for pyspark 3.5): only
-# those marked spark35_smoke: a read with restart, AvailableNow, read limits, sink round trips, and
-# spark-submit --packages with the _2.12 Maven artifact.
+# The same harness and tests on every other Spark line, each in its own venv with the jar the package picks for
+# its pyspark: Spark 3.5 (the Scala 2.12 jar) and the spark.also lines of versions.properties (the Scala 2.13 jar,
+# unchanged). Only the tests marked line_smoke: a read with restart, AvailableNow, read limits, sink round trips,
+# and spark-submit --packages with the line's Maven artifact.
 if [[ -d tests-integration ]]; then
-  echo "== pytest tests-integration -m spark35_smoke (pyspark 3.5)" >&2
-  (cd tests-integration && "$venv_cross/bin/python" -m pytest -q -m spark35_smoke \
-    --junitxml="$reports/pytest-tests-integration-spark3.5.xml") || status=1
-  suites+=(tests-integration-spark3.5)
+  for line_venv in "${line_venvs[@]}"; do
+    line="$(basename "$line_venv" | sed 's/^\.venv-spark//')"
+    echo "== pytest tests-integration -m line_smoke (pyspark $line)" >&2
+    (cd tests-integration && "$line_venv/bin/python" -m pytest -q -m line_smoke \
+      --junitxml="$reports/pytest-tests-integration-spark$line.xml") || status=1
+    suites+=("tests-integration-spark$line")
+  done
 fi
 
 # One summary over every runner: the Scala suites (sbt's JUnit XML) and each pytest suite.

@@ -30,21 +30,36 @@ def parse_spark(spark: str) -> tuple[int, int, int]:
     return int(match.group(1)), int(match.group(2)), int(match.group(3))
 
 
-def pyspark_requirement(spark: str, cross_spark: str | None = None) -> str:
-    # Each jar is compiled against one Spark minor version: spark=4.2.0 alone gives "pyspark>=4.2.0,<4.3".
-    # With the cross build (cross.spark=3.5.9) the wheel runs on either line, a union that one specifier can
-    # only say by exclusion: "pyspark>=3.5.9,<4.3,!=4.0.*,!=4.1.*". Spark 3.5 is the last 3.x minor version,
-    # so only the newer major's earlier minors (and patches) lie between the two lines.
+def pyspark_requirement(spark: str, cross_spark: str | None = None, also: tuple[str, ...] = ()) -> str:
+    # The 2.13 jar is compiled against one Spark minor version (spark=4.2.0: any 4.2 from 4.2.0 on) and runs
+    # on the other minors of spark.also (any patch release of each); the cross build's jar on cross.spark's
+    # minor (from cross.spark on). The union is one range with exclusions: spark=4.2.0 with
+    # spark.also=4.0.5,4.3.0 and cross.spark=3.5.9 gives "pyspark>=3.5.9,<4.4,!=4.1.*". Spark 3.5 is the last
+    # 3.x minor version, so only the newer major's minors lie between the two lines.
     major, minor, patch = parse_spark(spark)
+    minors = {minor}
+    for other in also:
+        other_major, other_minor, _ = parse_spark(other)
+        if other_major != major:
+            raise SystemExit(f"versions.properties: spark.also={other} is not a Spark {major} version")
+        minors.add(other_minor)
+    top, bottom = max(minors), min(minors)
+    excluded = [f"!={major}.{m}.*" for m in range(bottom, top) if m not in minors]
+    excluded += [f"!={major}.{minor}.{p}" for p in range(patch)]
     if cross_spark is None:
-        return f"pyspark>={spark},<{major}.{minor + 1}"
+        return ",".join(
+            [
+                f"pyspark>={major}.{bottom}.0" if bottom < minor else f"pyspark>={spark}",
+                f"<{major}.{top + 1}",
+                *excluded,
+            ]
+        )
     low_major, low_minor, _ = parse_spark(cross_spark)
-    if (low_major, low_minor) >= (major, minor):
+    if (low_major, low_minor) >= (major, bottom):
         raise SystemExit(f"versions.properties: cross.spark={cross_spark} must be older than spark={spark}")
     first_minor = low_minor + 1 if low_major == major else 0
-    excluded = [f"!={major}.{m}.*" for m in range(first_minor, minor)]
-    excluded += [f"!={major}.{minor}.{p}" for p in range(patch)]
-    return ",".join([f"pyspark>={cross_spark}", f"<{major}.{minor + 1}", *excluded])
+    excluded = [f"!={major}.{m}.*" for m in range(first_minor, bottom)] + excluded
+    return ",".join([f"pyspark>={cross_spark}", f"<{major}.{top + 1}", *excluded])
 
 
 source = next((p for p in CANDIDATES if p.is_file()), None)
@@ -60,5 +75,13 @@ versions = read_properties(source)
 # (pyspark-client). A fresh environment asks for it: pip install "kinesis-spark[pyspark]".
 setup(
     version=versions["kinesis-spark"],
-    extras_require={"pyspark": [pyspark_requirement(versions["spark"], versions.get("cross.spark"))]},
+    extras_require={
+        "pyspark": [
+            pyspark_requirement(
+                versions["spark"],
+                versions.get("cross.spark"),
+                tuple(v.strip() for v in versions.get("spark.also", "").split(",") if v.strip()),
+            )
+        ]
+    },
 )

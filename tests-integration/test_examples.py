@@ -87,7 +87,7 @@ def test_available_now_batch_reads_what_arrived_since_the_last_run(spark, kinesi
     assert {row.partitionKey: row.n for row in counts.collect()} == Counter(key for key, _ in first + second)
 
 
-@pytest.mark.spark35_smoke
+@pytest.mark.line_smoke
 def test_write_then_read_round_trip(spark, kinesis, stream, emulator, tmp_path):
     name = stream(2)
     reason = sink_missing(spark, emulator, stream(1))

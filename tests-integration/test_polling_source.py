@@ -94,7 +94,7 @@ def test_schema_and_every_record_exactly_once(kinesis, stream, read_kinesis, sin
     assert_delivered_exactly(records, puts, name)
 
 
-@pytest.mark.spark35_smoke
+@pytest.mark.line_smoke
 def test_restart_from_checkpoint_continues_without_duplicates(kinesis, stream, read_kinesis, sink):
     name = stream(3)
     first = kinesis.put_records(name, numbered(3000))

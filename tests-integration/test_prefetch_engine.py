@@ -245,7 +245,7 @@ def test_prefetching_pauses_while_fetch_buffer_size_is_buffered(kinesis, stream,
 # ---- 4. Trigger.AvailableNow
 
 
-@pytest.mark.spark35_smoke
+@pytest.mark.line_smoke
 def test_available_now_reads_what_the_shards_held_then_stops(kinesis, stream, read_kinesis, sink):
     name = stream(1)
     [parent] = [s["ShardId"] for s in kinesis.shards(name)]
@@ -357,7 +357,7 @@ def test_max_records_per_trigger_bounds_every_batch(kinesis, stream, read_kinesi
     assert len(sizes) >= 10
 
 
-@pytest.mark.spark35_smoke
+@pytest.mark.line_smoke
 def test_max_bytes_per_trigger_bounds_every_batch(kinesis, stream, read_kinesis, sink):
     name = stream(2)
     puts = kinesis.put_records(name, sized(200))

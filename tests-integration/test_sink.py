@@ -119,7 +119,7 @@ def test_batch_write_puts_every_row_once(spark, kinesis, stream, emulator):
     assert len({r["ShardId"] for r in records}) == 4  # the keys spread over every shard
 
 
-@pytest.mark.spark35_smoke
+@pytest.mark.line_smoke
 def test_streaming_write_puts_every_row_once_and_reports_metrics(spark, kinesis, stream, emulator, tmp_path):
     name = stream(3)
     df = rows(spark, ROWS)

@@ -1,5 +1,5 @@
 """The session runs the connector jar built for its Spark line: the Scala 2.13 jar on Spark 4, the Scala 2.12
-one on Spark 3.5 (dev/test.sh runs this file's test in its pyspark 3.5 smoke run too), as the Python package
+one on Spark 3.5 (dev/test.sh runs this file's test in the smoke run of every line too), as the Python package
 picks it for the installed pyspark.
 """
 
@@ -15,7 +15,7 @@ from kinesis_spark._spark_lines import line_for, spark_lines
 from kinesis_spark._versions import packaged_properties
 
 
-@pytest.mark.spark35_smoke
+@pytest.mark.line_smoke
 def test_the_session_runs_the_jar_of_its_spark_line(spark):
     jvm = spark.sparkContext._jvm
     loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()

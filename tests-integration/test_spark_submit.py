@@ -38,7 +38,7 @@ def coordinates(pom: ET.Element) -> str:
     return ":".join(pom.findtext(f"m:{field}", namespaces=POM_NS) or "" for field in ("groupId", "artifactId", "version"))
 
 
-@pytest.mark.spark35_smoke
+@pytest.mark.line_smoke
 def test_the_pom_lists_only_what_spark_provides(published):
     repo, pom = published
     group, artifact, version = coordinates(pom).split(":")
@@ -56,7 +56,7 @@ def test_the_pom_lists_only_what_spark_provides(published):
     assert not any(name.startswith(("software/amazon/", "io/netty/", "com/google/protobuf/")) for name in names)
 
 
-@pytest.mark.spark35_smoke
+@pytest.mark.line_smoke
 def test_spark_submit_packages_reads_a_stream(published, kinesis, stream, emulator, tmp_path):
     repo, pom = published
     name = stream(2)

@@ -10,6 +10,7 @@ from kinesis_spark import (
     KinesisConsumerManager,
     KinesisOptionError,
     KinesisSparkError,
+    SparkConnectError,
     StreamNotFoundError,
 )
 
@@ -143,8 +144,10 @@ def test_a_session_without_a_jvm_gateway_is_refused_clearly() -> None:
         def sparkContext(self) -> Any:  # noqa: N802
             raise RuntimeError("not supported by Spark Connect")
 
-    with pytest.raises(KinesisSparkError, match="classic SparkSession"):
+    with pytest.raises(SparkConnectError, match="a Spark Connect session has none here") as info:
         KinesisConsumerManager(ConnectSession()).list_consumers("s")  # type: ignore[arg-type]
+    assert "aws kinesis list-stream-consumers" in str(info.value)
+    assert isinstance(info.value, KinesisSparkError)
 
 
 def test_repr_hides_secrets() -> None:

@@ -191,6 +191,57 @@ def test_text_only_exceptions_are_read_like_spark_connect_sends_them() -> None:
     assert isinstance(translate(connect), KinesisOptionError)
 
 
+NOT_FOUND = "Kinesis stream 'clicks' does not exist in us-east-1."
+
+
+def connect_exception(kind: str, message: str, stacktrace: str) -> Exception:
+    """An exception shaped as PySpark's Spark Connect client raises them (seen from a real Connect server):
+    the JVM message in ``_message`` ("(<class>) <message>" for classes PySpark does not know), the JVM stack
+    trace with its causes in ``_stacktrace``, and both in ``str()``."""
+    cls = type(kind, (Exception,), {"__module__": "pyspark.errors.exceptions.connect"})
+    error = cls(f"{message}\n\nJVM stacktrace:\n{stacktrace}")
+    error._message, error._stacktrace = message, stacktrace  # type: ignore[attr-defined]
+    return error
+
+
+def test_spark_connect_errors_by_their_classes() -> None:
+    missing = connect_exception(
+        "UnknownException",
+        f"(io.kinesisspark.StreamNotFoundException) {NOT_FOUND}",
+        "io.kinesisspark.StreamNotFoundException\n\tat io.kinesisspark.aws.SdkKinesisApi.describeStream(x)",
+    )
+    translated = translate(missing)
+    assert isinstance(translated, StreamNotFoundError) and translated.stream == "clicks"
+    assert str(translated) == NOT_FOUND
+
+    option = "Invalid value '0' for option 'maxRecordsPerFetch': expected an integer from 1 to 10000."
+    refused = connect_exception(
+        "IllegalArgumentException",
+        option,
+        "java.lang.IllegalArgumentException\n\tat io.kinesisspark.KinesisErrors$.invalidOption(x)\n\tat b(c)",
+    )
+    translated = translate(refused)
+    assert isinstance(translated, KinesisOptionError)
+    assert str(translated) == option  # the message alone, not the JVM stack trace
+
+    # The relocated AWS SDK's exceptions are not the connector's: the wrapping error decides.
+    tls = "DescribeStreamSummary failed: the TLS connection to https://127.0.0.1:1 could not be verified (x)."
+    wrapped = connect_exception(
+        "UnknownException",
+        f"(io.kinesisspark.KinesisSparkException) {tls}",
+        "io.kinesisspark.KinesisSparkException\n\tat io.kinesisspark.aws.X.y(z)\n"
+        "Caused by: io.kinesisspark.shaded.awssdk.core.exception.SdkClientException: Unable to execute HTTP "
+        "request: PKIX path building failed",
+    )
+    assert isinstance(translate(wrapped), KinesisTlsError)
+    sdk_only = connect_exception(
+        "UnknownException",
+        "(io.kinesisspark.shaded.awssdk.core.exception.SdkClientException) Unable to execute HTTP request",
+        "io.kinesisspark.shaded.awssdk.core.exception.SdkClientException\n\tat io.kinesisspark.shaded.a(b)",
+    )
+    assert translate(sdk_only) is sdk_only
+
+
 def test_a_gone_gateway_falls_back_to_the_text() -> None:
     class Broken:
         def getStackTrace(self) -> list[JavaName]:  # noqa: N802

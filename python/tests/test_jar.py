@@ -13,6 +13,7 @@ from kinesis_spark import (
     KinesisSparkError,
     PySparkNotFoundError,
     SessionWithoutJarError,
+    SparkConnectError,
     UnsupportedSparkVersionError,
     _jar,
     configure,
@@ -305,8 +306,29 @@ def test_without_pyspark_the_error_says_what_to_install(
         jar_path()
     message = str(info.value)
     assert "pyspark is not installed in this Python environment" in message
-    assert "'pyspark==4.2.*' or 'pyspark==3.5.*'" in message
+    assert "one of 'pyspark==4.2.*', 'pyspark==3.5.*'" in message
     assert 'pip install "kinesis-spark[pyspark]"' in message
     assert isinstance(info.value, ImportError)
     # A version asked for needs no installed pyspark.
     assert jar_path("3.5.4") == both_jars["2.12"]
+
+
+def test_configure_refuses_a_spark_connect_builder_saying_where_the_jar_goes(
+    fake_package: FakePackage, both_jars: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Builder:
+        def __init__(self, options: dict[str, str]) -> None:
+            self._options = options
+
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    with pytest.raises(SparkConnectError) as info:
+        configure(Builder({"spark.remote": "sc://127.0.0.1:15002"}))  # type: ignore[arg-type]
+    message = str(info.value)
+    assert "makes a Spark Connect session" in message
+    assert "io.github.kinesis-spark:kinesis-spark_2.13:9.8.7 (Spark 4.2)" in message
+    assert "kinesis-spark_2.12:9.8.7 (Spark 3.5)" in message
+    with pytest.raises(SparkConnectError):
+        configure(Builder({"spark.api.mode": "connect"}))  # type: ignore[arg-type]
+    monkeypatch.setenv("SPARK_REMOTE", "sc://127.0.0.1:15002")
+    with pytest.raises(SparkConnectError):
+        configure(Builder({}))  # type: ignore[arg-type]

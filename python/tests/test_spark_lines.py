@@ -23,12 +23,27 @@ def test_a_line_accepts_every_patch_of_its_minor_only() -> None:
     assert not line.accepts("3.50.0") and not line.accepts("4.5.9") and not line.accepts("3.4.9")
 
 
+def test_a_line_also_accepts_the_minors_it_is_tested_on() -> None:
+    line = SparkLine("4.2.0", "2.13.18", also=("4.0.5", "4.3.0"))
+    versions = ("4.0.0", "4.0.9", "4.1.4", "4.2.1", "4.3.0", "4.4.0", "3.5.9")
+    assert [v for v in versions if line.accepts(v)] == ["4.0.0", "4.0.9", "4.2.1", "4.3.0"]
+    lines = [line, SparkLine("3.5.9", "2.12.21")]
+    assert line_for("4.3.1", lines) is line
+    with pytest.raises(UnsupportedSparkVersionError) as info:
+        line_for("4.1.4", lines)
+    supported = "it supports Spark 4.0.x, 4.2.x, 4.3.x (Scala 2.13) and Spark 3.5.x (Scala 2.12)"
+    assert supported in str(info.value)
+    assert info.value.supported == ["4.0", "4.2", "4.3", "3.5"]
+
+
 def test_spark_lines_reads_the_default_then_the_cross_build() -> None:
     props = {"kinesis-spark": "0.1.0", "spark": "4.2.0", "scala": "2.13.18"}
     assert spark_lines(props) == [SparkLine("4.2.0", "2.13.18")]
     props |= {"cross.spark": "3.5.9", "cross.scala": "2.12.21"}
     assert spark_lines(props) == LINES
     assert spark_lines({"cross.spark": "3.5.9"}) == []  # half a line names no jar
+    props |= {"spark.also": "4.0.5, 4.1.4,"}
+    assert spark_lines(props)[0] == SparkLine("4.2.0", "2.13.18", also=("4.0.5", "4.1.4"))
 
 
 def test_line_for_an_unparseable_version_names_it() -> None:

@@ -39,20 +39,24 @@ def test_installed_metadata_comes_from_versions_properties() -> None:
     assert pyspark[0].marker is not None and not pyspark[0].marker.evaluate({"extra": ""})
     assert pyspark[0].marker.evaluate({"extra": "pyspark"})
     assert [r for r in requires if r.marker is None or r.marker.evaluate({"extra": ""})] == []
-    # Every patch release of the two Spark lines from the versions built against, and nothing else.
+    # Every patch release of the Spark lines the jars run on (from the version built against, on the lines
+    # built against), and nothing else.
     spark, cross = Version(props["spark"]), Version(props["cross.spark"])
+    also = [Version(v) for v in props.get("spark.also", "").split(",") if v.strip()]
+    minors = {spark.minor, *(v.minor for v in also)}
     accepted = [
         props["spark"],
         f"{spark.major}.{spark.minor}.{spark.micro + 1}",
         props["cross.spark"],
         f"{cross.major}.{cross.minor}.{cross.micro + 7}",
+        *(f"{v.major}.{v.minor}.{p}" for v in also for p in (0, v.micro, v.micro + 3)),
     ]
     refused = [
-        f"{spark.major}.{spark.minor + 1}.0",
-        f"{spark.major}.{spark.minor - 1}.0",
-        f"{spark.major}.0.0",
-        f"{cross.major}.{cross.minor - 1}.0",
+        f"{spark.major}.{max(minors) + 1}.0",
         f"{spark.major + 1}.0.0",
+        f"{cross.major}.{cross.minor - 1}.0",
+        *(f"{spark.major}.{m}.0" for m in range(min(minors)) if m not in minors),
+        *(f"{spark.major}.{m}.0" for m in range(min(minors), max(minors)) if m not in minors),
     ]
     if cross.micro > 0:
         refused.append(f"{cross.major}.{cross.minor}.{cross.micro - 1}")

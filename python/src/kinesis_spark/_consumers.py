@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ._options_builder import OptionsBuilder
-from .errors import DataSourceNotFoundError, KinesisSparkError, translate
+from .errors import DataSourceNotFoundError, KinesisSparkError, SparkConnectError, translate
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -205,10 +205,13 @@ class KinesisConsumerManager(OptionsBuilder):
         except Exception:  # Spark Connect sessions have no SparkContext
             jvm = None
         if jvm is None:
-            raise KinesisSparkError(
-                "KinesisConsumerManager needs a classic SparkSession with a JVM gateway (Spark Connect "
-                "sessions have none): create the session with "
-                "kinesis_spark.configure(SparkSession.builder).getOrCreate()"
+            raise SparkConnectError(
+                "KinesisConsumerManager calls the connector in the Spark JVM of this Python process, and a "
+                "Spark Connect session has none here. Manage enhanced fan-out consumers from a classic "
+                "session (kinesis_spark.configure(SparkSession.builder).getOrCreate()), or with the AWS CLI "
+                "or boto3 (aws kinesis list-stream-consumers / register-stream-consumer / "
+                "deregister-stream-consumer); queries with consumerMode=efo register and deregister their "
+                "own consumers on the server."
             )
         manager_class = jvm
         for part in _JVM_CLASS.split("."):

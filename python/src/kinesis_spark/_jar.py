@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _option_keys as keys
 from . import _spark_lines, _versions
-from .errors import JarNotFoundError, PySparkNotFoundError, SessionWithoutJarError
+from .errors import JarNotFoundError, PySparkNotFoundError, SessionWithoutJarError, SparkConnectError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -93,12 +93,12 @@ def _no_pyspark_message() -> str:
     import sys
 
     lines = _spark_lines.spark_lines(_versions.packaged_properties() or {})
-    versions = " or ".join(f"'pyspark=={line.minor}.*'" for line in lines) or "pyspark"
+    versions = ", ".join(f"'pyspark=={m}.*'" for line in lines for m in line.minors) or "pyspark"
     return (
         f"pyspark is not installed in this Python environment ({sys.executable}), so kinesis-spark cannot "
         "tell which of its connector jars Spark needs. The package does not install Spark itself, so that it "
-        f"never replaces yours: install the pyspark of your Spark ({versions}), or, in a fresh environment, "
-        '`pip install "kinesis-spark[pyspark]"`.'
+        f"never replaces yours: install the pyspark of your Spark (one of {versions}), or, in a fresh "
+        'environment, `pip install "kinesis-spark[pyspark]"`.'
     )
 
 
@@ -129,6 +129,9 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
         If the package holds no jar; see :func:`jar_path`.
     SessionWithoutJarError
         If Spark's JVM already runs in this process, without the connector on its classpath.
+    SparkConnectError
+        If ``builder`` makes a Spark Connect session (``remote(...)``, ``SPARK_REMOTE``, or a
+        ``pyspark-client`` environment): the jar goes on the Connect server instead, and the message says how.
 
     Examples
     --------
@@ -136,6 +139,8 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     >>> import kinesis_spark
     >>> spark = kinesis_spark.configure(SparkSession.builder.appName("demo")).getOrCreate()  # doctest: +SKIP
     """
+    if _builds_connect_session(builder):
+        raise SparkConnectError(_connect_message())
     jvm_loads_connector = _running_jvm_loads_connector()
     if jvm_loads_connector is True:
         return builder
@@ -149,6 +154,40 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     if not any(entry in (jar, Path(jar).as_uri()) for entry in entries):
         entries.append(jar)
     return builder.config("spark.jars", ",".join(dict.fromkeys(entries)))
+
+
+def _builds_connect_session(builder: Any) -> bool:
+    """Tell whether ``builder`` makes a Spark Connect session rather than start a Spark JVM here."""
+    options = getattr(builder, "_options", None)
+    options = options if isinstance(options, dict) else {}
+    if "spark.remote" in options or str(options.get("spark.api.mode", "")).lower() == "connect":
+        return True
+    if os.environ.get("SPARK_REMOTE") or os.environ.get("SPARK_CONNECT_MODE_ENABLED") == "1":
+        return True
+    try:
+        from pyspark import SparkContext  # noqa: F401
+    except ImportError:  # pyspark-client: Spark Connect only
+        return True
+    return False
+
+
+def _connect_message() -> str:
+    props = _versions.packaged_properties() or {}
+    lines = _spark_lines.spark_lines(props)
+    version = props.get("kinesis-spark", "<version>")
+    artifact = "io.github.kinesis-spark:kinesis-spark"
+    coordinates = ", ".join(
+        f"{artifact}_{line.scala_binary}:{version} (Spark {', '.join(line.minors)})" for line in lines
+    )
+    return (
+        "kinesis_spark.configure() puts the connector jar on the classpath of a Spark JVM that this Python "
+        "process starts; this builder makes a Spark Connect session, whose queries run in the Connect "
+        "server. "
+        "Put the jar on the server instead: start it with --packages and the artifact of its Spark "
+        f"({coordinates or 'see the user guide'}), or with --jars and the jar of kinesis_spark.jar_path(<its "
+        "Spark version>); on Databricks, install the connector as a cluster library. Then create the session "
+        "without configure(): SparkSession.builder.remote(...).getOrCreate()."
+    )
 
 
 def _running_jvm_loads_connector() -> bool | None:

@@ -3,7 +3,9 @@
 One source tree is built twice (see build.sbt): for the newest Spark 4.x on Scala 2.13, and for Spark 3.5 on
 Scala 2.12. ``versions.properties`` names both: ``spark``/``scala`` for the first, ``cross.spark``/
 ``cross.scala`` for the second. A jar runs on the Spark minor version it was compiled against (any patch
-release of it); which jar a Python process needs therefore follows from its pyspark version alone.
+release of it), and on the other minor versions ``spark.also`` (``cross.spark.also``) lists, which it is
+binary compatible with (tests-integration/test_spark_linkage.py checks that, and dev/test.sh runs the smoke
+tests on each); which jar a Python process needs therefore follows from its pyspark version alone.
 """
 
 from __future__ import annotations
@@ -33,10 +35,14 @@ class SparkLine:
     'kinesis-spark-assembly_2.12-0.1.0.jar'
     >>> line.accepts("3.5.1"), line.accepts("4.0.0")
     (True, False)
+    >>> SparkLine(spark="4.2.0", scala="2.13.18", also=("4.0.5", "4.3.0")).minors
+    ['4.0', '4.2', '4.3']
     """
 
     spark: str
     scala: str
+    #: Spark versions of other minor lines the jar also runs on, as tested (one patch release each).
+    also: tuple[str, ...] = ()
 
     @property
     def minor(self) -> str:
@@ -48,13 +54,19 @@ class SparkLine:
         """The Scala binary version, the suffix of the jar's and the Maven artifact's name: ``"2.13"``."""
         return ".".join(self.scala.split(".")[:2])
 
+    @property
+    def minors(self) -> list[str]:
+        """Every Spark ``MAJOR.MINOR`` the jar runs on, oldest first."""
+        minors = {self.minor, *(spark_minor(v) or v for v in self.also)}
+        return sorted(minors, key=lambda m: tuple(int(p) if p.isdigit() else 0 for p in m.split(".")))
+
     def jar_name(self, version: str) -> str:
         """Return the jar's file name for kinesis-spark ``version``, as sbt names it."""
         return f"kinesis-spark-assembly_{self.scala_binary}-{version}.jar"
 
     def accepts(self, spark_version: str) -> bool:
-        """Tell whether this jar runs on Spark ``spark_version`` (the same ``MAJOR.MINOR``)."""
-        return spark_minor(spark_version) == self.minor
+        """Tell whether this jar runs on Spark ``spark_version`` (one of its ``MAJOR.MINOR`` lines)."""
+        return spark_minor(spark_version) in self.minors
 
 
 def spark_minor(spark_version: str) -> str | None:
@@ -75,13 +87,16 @@ def spark_lines(props: dict[str, str]) -> list[SparkLine]:
     Examples
     --------
     >>> spark_lines({"spark": "4.2.0", "scala": "2.13.18", "cross.spark": "3.5.9", "cross.scala": "2.12.21"})
-    [SparkLine(spark='4.2.0', scala='2.13.18'), SparkLine(spark='3.5.9', scala='2.12.21')]
+    [SparkLine(spark='4.2.0', scala='2.13.18', also=()), SparkLine(spark='3.5.9', scala='2.12.21', also=())]
+    >>> spark_lines({"spark": "4.2.0", "scala": "2.13.18", "spark.also": "4.0.5, 4.1.4"})[0].minors
+    ['4.0', '4.1', '4.2']
     """
     lines = []
     for prefix in _PREFIXES:
         spark, scala = props.get(f"{prefix}spark"), props.get(f"{prefix}scala")
+        also = tuple(v.strip() for v in props.get(f"{prefix}spark.also", "").split(",") if v.strip())
         if spark and scala:
-            lines.append(SparkLine(spark=spark, scala=scala))
+            lines.append(SparkLine(spark=spark, scala=scala, also=also))
     return lines
 
 
@@ -100,7 +115,7 @@ def line_for(spark_version: str, lines: list[SparkLine], whose: str = "the insta
     Returns
     -------
     SparkLine
-        The build of the same Spark ``MAJOR.MINOR``.
+        The build that runs on that Spark ``MAJOR.MINOR``.
 
     Raises
     ------
@@ -121,8 +136,9 @@ def line_for(spark_version: str, lines: list[SparkLine], whose: str = "the insta
     for line in lines:
         if line.accepts(spark_version):
             return line
-    supported = " and ".join(f"Spark {line.minor}.x (Scala {line.scala_binary})" for line in lines) or "none"
-    minors = " or ".join(f"{line.minor}.x" for line in lines)
+    described = [(", ".join(f"{m}.x" for m in line.minors), line.scala_binary) for line in lines]
+    supported = " and ".join(f"Spark {minors} (Scala {scala})" for minors, scala in described) or "none"
+    minors = " or ".join(f"{m}.x" for line in lines for m in line.minors)
     advice = (
         f" Install a supported pyspark, for example `pip install 'pyspark=={lines[0].minor}.*'`, "
         f"or use Spark {minors}."
@@ -133,5 +149,5 @@ def line_for(spark_version: str, lines: list[SparkLine], whose: str = "the insta
         f"kinesis-spark has no connector jar for Spark {spark_version} ({whose}): "
         f"it supports {supported}.{advice}",
         spark_version=spark_version,
-        supported=[line.minor for line in lines],
+        supported=[m for line in lines for m in line.minors],
     )

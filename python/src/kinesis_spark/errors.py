@@ -193,6 +193,20 @@ class PySparkNotFoundError(KinesisSparkError, ImportError):
     """
 
 
+class SparkConnectError(KinesisSparkError):
+    """A helper that needs a Spark JVM in this Python process was used with Spark Connect.
+
+    With Spark Connect the connector runs in the Connect server: its jar goes on the server's classpath (see
+    the user guide's Spark Connect page), :class:`~kinesis_spark.KinesisReader` and
+    :class:`~kinesis_spark.KinesisWriter` work from the client, and the message says what to do instead.
+
+    Examples
+    --------
+    >>> issubclass(SparkConnectError, KinesisSparkError)
+    True
+    """
+
+
 class DataSourceNotFoundError(KinesisSparkError):
     """Spark cannot find the ``kinesis`` data source: the session was started without the connector jar.
 
@@ -252,6 +266,12 @@ _OPTION_MESSAGE = re.compile(
 )
 # "<class>: <message>" in the text of an exception whose Java objects are out of reach (Spark Connect).
 _JAVA_IN_TEXT = re.compile(r"((?:io\.kinesisspark|java\.lang)\.[\w.$]*(?:Exception|Error)): ([^\n]*)")
+# Spark Connect's message of a JVM exception it has no Python class for: "(<class>) <message>".
+_CONNECT_MESSAGE = re.compile(r"\((?P<cls>[\w.$]+)\) (?P<message>.*)", re.DOTALL)
+# A cause in a JVM stack trace as Spark Connect sends it: "Caused by: <class>: <message>".
+_CONNECT_CAUSE = re.compile(r"^Caused by: (?P<cls>[\w.$]+)(?:: (?P<message>.*))?$", re.MULTILINE)
+# The relocated libraries inside the jar (the AWS SDK, Netty, ...): their exceptions are not the connector's.
+_SHADED = "io.kinesisspark.shaded."
 _DATA_LOSS = re.compile(r"Data loss in Kinesis stream '(?P<stream>[^']*)', shard (?P<shard>[^:]+):")
 _STREAM_NOT_FOUND = re.compile(r"Kinesis stream '(?P<stream>[^']*)' does not exist")
 # What Spark says when no provider is registered under a name: the error condition (Spark 4, classic and
@@ -310,7 +330,7 @@ def translate(exc: BaseException) -> BaseException:
     if isinstance(exc, KinesisSparkError):
         return exc
     text = _text(exc)
-    java = _java_chain(exc)
+    java = _java_chain(exc) or _connect_chain(exc)
     # Spark Connect's IllegalArgumentException carries only the message, no Java objects.
     if java is None and type(exc).__name__ == "IllegalArgumentException" and _OPTION_MESSAGE.match(str(exc)):
         return KinesisOptionError(str(exc), _ILLEGAL_ARGUMENT)
@@ -318,7 +338,7 @@ def translate(exc: BaseException) -> BaseException:
     # only as text in the message of the one that wraps it.
     in_text = [(found[1], found[2].rstrip(), None) for found in _JAVA_IN_TEXT.finditer(text)]
     for java_class, message, raised_by_us in (java or []) + in_text:
-        if java_class.startswith(_OUR_PACKAGE):
+        if java_class.startswith(_OUR_PACKAGE) and not java_class.startswith(_SHADED):
             return _ours(java_class, message)
         if java_class == _ILLEGAL_ARGUMENT and raised_by_us is not False and _OPTION_MESSAGE.match(message):
             return KinesisOptionError(message, java_class)
@@ -390,6 +410,35 @@ def _java_chain(exc: BaseException) -> list[tuple[str, str, bool | None]] | None
                 return _walk_java(origin)
             except Exception:  # the gateway is gone: the caller reads the text instead
                 return None
+    return None
+
+
+def _connect_chain(exc: BaseException) -> list[tuple[str, str, bool | None]] | None:
+    """(Java class, message, raised by our code) of the JVM exceptions behind a Spark Connect exception.
+
+    Spark Connect sends the outermost JVM exception's message (``_message``; "(<class>) <message>" when
+    PySpark has no class of its own for it) and the JVM stack trace (``_stacktrace``: the class, its frames,
+    then a "Caused by: <class>: <message>" line per cause). ``None`` when ``exc`` is no Connect exception.
+    """
+    for current in _python_chain(exc):
+        message, stack = getattr(current, "_message", None), getattr(current, "_stacktrace", None)
+        if not type(current).__module__.startswith("pyspark.errors.exceptions.connect") or not isinstance(
+            message, str
+        ):
+            continue
+        lines = stack.splitlines() if isinstance(stack, str) else []
+        frames = [line.strip() for line in lines[1:3]]
+        raised_by_us = bool(frames) and frames[0].startswith(f"at {_OUR_PACKAGE}") if lines else None
+        named = _CONNECT_MESSAGE.fullmatch(message)
+        if named:
+            chain = [(named["cls"], named["message"], raised_by_us)]
+        elif lines:
+            chain = [(lines[0].strip(), message, raised_by_us)]
+        else:
+            chain = [(type(current).__name__, message, None)]
+        causes = _CONNECT_CAUSE.finditer(stack) if isinstance(stack, str) else iter(())
+        chain += [(cause["cls"], cause["message"] or "", None) for cause in causes]
+        return chain[:_MAX_CHAIN]
     return None
 
 

@@ -1,9 +1,12 @@
 package org.apache.spark.kinesisspark
 
+import java.lang.reflect.Method
 import java.nio.ByteBuffer
 
+import scala.reflect.ClassTag
+
 import org.apache.spark.SparkEnv
-import org.apache.spark.storage.{StorageLevel, StreamBlockId}
+import org.apache.spark.storage.{BlockManager, StorageLevel, StreamBlockId}
 import org.apache.spark.util.io.ChunkedByteBuffer
 
 /**
@@ -14,10 +17,31 @@ import org.apache.spark.util.io.ChunkedByteBuffer
 object BlockStoreBridge {
   private val Level = StorageLevel.MEMORY_AND_DISK_SER
 
+  /**
+   * `BlockManager.putBytes`, found at run time: being Spark-private, its parameters change between Spark lines that
+   * the same jar runs on (Spark 4.3 added two after `tellMaster`, with defaults; the linkage check of
+   * tests-integration/test_spark_linkage.py caught the compiled call failing there). Every Spark line so far has one.
+   */
+  private lazy val PutBytes: Method = classOf[BlockManager].getMethods.filter(_.getName == "putBytes") match {
+    case Array(one) => one
+    case found => throw new IllegalStateException(s"BlockManager has ${found.length} putBytes methods; expected one")
+  }
+  private val BytesTag = ClassTag(classOf[Array[Byte]])
+
   /** Stores `bytes` under (streamId, uniqueId) on this JVM; returns where a task should run to read it locally. */
   def put(streamId: Int, uniqueId: Long, bytes: Array[Byte]): Option[String] = {
-    val stored = SparkEnv.get.blockManager.putBytes[Array[Byte]](
-      StreamBlockId(streamId, uniqueId), new ChunkedByteBuffer(ByteBuffer.wrap(bytes)), Level, tellMaster = true)
+    val bm = SparkEnv.get.blockManager
+    // (blockId, bytes, level, tellMaster, <the line's defaults for any others>, classTag)
+    val last = PutBytes.getParameterCount - 1
+    val args = Array.tabulate[AnyRef](PutBytes.getParameterCount) {
+      case 0 => StreamBlockId(streamId, uniqueId)
+      case 1 => new ChunkedByteBuffer(ByteBuffer.wrap(bytes))
+      case 2 => Level
+      case 3 => java.lang.Boolean.TRUE // tellMaster: other executors can read the block, removeBlock reaches it
+      case `last` => BytesTag
+      case i => classOf[BlockManager].getMethod(s"putBytes$$default$$${i + 1}").invoke(bm)
+    }
+    val stored = PutBytes.invoke(bm, args: _*).asInstanceOf[java.lang.Boolean].booleanValue()
     if (stored) Some(location) else None
   }
 

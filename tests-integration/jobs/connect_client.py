@@ -1,0 +1,73 @@
+"""The client side of the Spark Connect tests, run in the pyspark-client environment (no JVM, no full pyspark):
+each public function of the kinesis_spark package against a real Connect server, as a Connect user calls it. Prints
+one ``RESULT {json}`` line: for each step, what it returned or the error it raised (type and message).
+
+``python connect_client.py URL ENDPOINT STREAM OUT_STREAM``
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from typing import Any, Callable
+
+from pyspark.sql import SparkSession
+
+import kinesis_spark
+from kinesis_spark import InitialPosition, KinesisConsumerManager, KinesisReader, KinesisWriter
+from kinesis_spark.errors import translate_errors
+
+REGION = "us-east-1"
+
+
+def step(results: dict[str, Any], name: str, action: Callable[[], Any]) -> None:
+    try:
+        results[name] = {"returned": action()}
+    except Exception as error:  # recorded for the test to judge
+        results[name] = {"error": type(error).__name__, "module": type(error).__module__, "message": str(error)}
+        if not type(error).__module__.startswith("kinesis_spark"):
+            results[name]["traceback"] = traceback.format_exc()[-3000:]
+
+
+def main(url: str, endpoint: str, stream: str, out_stream: str) -> None:
+    results: dict[str, Any] = {}
+    step(results, "configure", lambda: kinesis_spark.configure(SparkSession.builder.remote(url)) and "returned")
+    spark = SparkSession.builder.remote(url).getOrCreate()
+
+    def reader(*streams: str) -> KinesisReader:
+        return KinesisReader(spark).stream_names(*streams).region(REGION).endpoint(endpoint).credentials("a", "b")
+
+    step(results, "missing_stream", lambda: reader("no-such-stream").load().columns)
+
+    def bad_option() -> Any:
+        with translate_errors():
+            return (spark.readStream.format("kinesis").option("streamName", stream).option("region", REGION)
+                    .option("maxRecordsPerFetch", "0").load().columns)
+
+    step(results, "bad_option", bad_option)
+    step(results, "consumer_manager", lambda: KinesisConsumerManager(spark).region(REGION).list_consumers(stream))
+
+    def read() -> Any:
+        df = reader(stream).initial_position(InitialPosition.trim_horizon()).load()
+        query = (df.selectExpr("CAST(data AS STRING) AS data", "partitionKey").writeStream.format("memory")
+                 .queryName("connect_read").trigger(availableNow=True).start())
+        with translate_errors():
+            query.awaitTermination()
+        return {"columns": df.columns,
+                "rows": sorted([r.partitionKey, r.data] for r in spark.table("connect_read").collect())}
+
+    step(results, "read", read)
+
+    def write() -> Any:
+        rows = spark.createDataFrame([(f"k{i}", f"written-{i}") for i in range(20)], "partitionKey STRING, data STRING")
+        KinesisWriter(rows).stream_name(out_stream).region(REGION).endpoint(endpoint).credentials("a", "b").save()
+        return "saved"
+
+    step(results, "write", write)
+    print("RESULT " + json.dumps(results), flush=True)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

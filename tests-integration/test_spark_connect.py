@@ -1,0 +1,66 @@
+"""Spark Connect as a way in: a real Connect server (the pyspark wheel's server class, the connector jar on
+``--jars``) on 127.0.0.1, and client code in a ``pyspark-client`` environment (``dev/python-env.sh
+--connect-client``: no JVM, no full pyspark) calling each public function of the package (``jobs/connect_client.py``).
+Reading and writing work; what needs a JVM in the client's process refuses with the package's SparkConnectError
+saying what to do; the connector's errors arrive as the package's errors, with the connector's message alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from harness.connect import client_python, start_connect_server
+from harness.jobs import job_result, run_checked
+from harness.spark import connector_jar
+
+CLIENT_JOB = Path(__file__).resolve().parent / "jobs" / "connect_client.py"
+
+
+@pytest.fixture(scope="module")
+def connect_server(tmp_path_factory: pytest.TempPathFactory):
+    server = start_connect_server(connector_jar(), tmp_path_factory.mktemp("connect"))
+    yield server
+    server.stop()
+
+
+def test_the_package_from_a_pyspark_client_environment(connect_server, kinesis, stream, emulator, tmp_path):
+    source, out = stream(2), stream(1)
+    puts = kinesis.put_records(source, [(f"key-{i}", f"record-{i}".encode()) for i in range(30)])
+    assert len(puts) == 30
+    # The client environment has pyspark-client and no full pyspark: what a Connect user has.
+    listed = run_checked([str(client_python()), "-m", "pip", "list", "--format=freeze", "--disable-pip-version-check"])
+    packages = {line.split("==")[0].lower() for line in listed.stdout.splitlines()}
+    assert "pyspark-client" in packages and "pyspark" not in packages, packages
+
+    result = job_result(
+        run_checked([str(client_python()), str(CLIENT_JOB), connect_server.url, emulator.endpoint, source, out],
+                    cwd=tmp_path, timeout=600)
+    )
+
+    configure = result["configure"]
+    assert configure.get("error") == "SparkConnectError", configure
+    assert "--packages" in configure["message"] and "kinesis-spark_2.13" in configure["message"]
+
+    missing = result["missing_stream"]
+    assert missing.get("error") == "StreamNotFoundError", missing
+    assert "no-such-stream" in missing["message"] and "JVM stacktrace" not in missing["message"]
+
+    option = result["bad_option"]
+    assert option.get("error") == "KinesisOptionError", option
+    assert option["message"] == "Invalid value '0' for option 'maxRecordsPerFetch': expected an integer from 1 to 10000."
+
+    manager = result["consumer_manager"]
+    assert manager.get("error") == "SparkConnectError", manager
+    assert "aws kinesis list-stream-consumers" in manager["message"]
+
+    read = result["read"]
+    assert "returned" in read, read
+    assert read["returned"]["columns"] == [
+        "partitionKey", "data", "stream", "shardId", "sequenceNumber", "approximateArrivalTimestamp",
+    ]  # fmt: skip
+    assert read["returned"]["rows"] == sorted([f"key-{i}", f"record-{i}"] for i in range(30))
+
+    assert result["write"] == {"returned": "saved"}, result["write"]
+    written = sorted(r["Data"].decode() for r in kinesis.read_all(out))
+    assert written == sorted(f"written-{i}" for i in range(20))
