@@ -1,15 +1,15 @@
 """Spark Connect as a way in: a real Connect server (the pyspark wheel's server class, the connector jar on
 ``--jars``) on 127.0.0.1, and client code in a ``pyspark-client`` environment (``dev/python-env.sh
 --connect-client``: no JVM, no full pyspark) calling each public function of the package (``jobs/connect_client.py``).
-Reading and writing work; what needs a JVM in the client's process refuses with the package's SparkConnectError
-saying what to do; the connector's errors arrive as the package's errors, with the connector's message alone.
+Reading and writing work, with the jar on the server's ``--jars`` or added by the session (``spark.addArtifacts``);
+what needs a JVM in the client's process refuses with the package's SparkConnectError saying what to do; the
+connector's errors arrive as the package's errors, with the connector's message alone.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from harness.connect import client_python, start_connect_server
 from harness.jobs import job_result, run_checked
 from harness.spark import connector_jar
@@ -17,26 +17,44 @@ from harness.spark import connector_jar
 CLIENT_JOB = Path(__file__).resolve().parent / "jobs" / "connect_client.py"
 
 
-@pytest.fixture(scope="module")
-def connect_server(tmp_path_factory: pytest.TempPathFactory):
-    server = start_connect_server(connector_jar(), tmp_path_factory.mktemp("connect"))
-    yield server
-    server.stop()
-
-
-def test_the_package_from_a_pyspark_client_environment(connect_server, kinesis, stream, emulator, tmp_path):
+def run_client(server_jar: Path | None, client_jar: Path | None, kinesis, stream, emulator, tmp_path) -> dict:
+    """Start a server (with ``server_jar`` on ``--jars``, if any), put 30 records into a new stream, run the
+    client job (adding ``client_jar`` with ``addArtifacts``, if any) and return what it reported."""
     source, out = stream(2), stream(1)
     puts = kinesis.put_records(source, [(f"key-{i}", f"record-{i}".encode()) for i in range(30)])
     assert len(puts) == 30
+    server = start_connect_server(server_jar, tmp_path)
+    try:
+        command = [str(client_python()), str(CLIENT_JOB), server.url, emulator.endpoint, source, out]
+        result = job_result(run_checked([*command, *([str(client_jar)] if client_jar else [])], cwd=tmp_path,
+                                        timeout=600))
+    finally:
+        server.stop()
+    result["written"] = sorted(r["Data"].decode() for r in kinesis.read_all(out))
+    return result
+
+
+def assert_reads_and_writes(result: dict) -> None:
+    read = result["read"]
+    assert "returned" in read, read
+    assert read["returned"]["columns"] == [
+        "partitionKey", "data", "stream", "shardId", "sequenceNumber", "approximateArrivalTimestamp",
+    ]  # fmt: skip
+    assert read["returned"]["rows"] == sorted([f"key-{i}", f"record-{i}"] for i in range(30))
+    assert result["write"] == {"returned": "saved"}, result["write"]
+    # The streaming write's progress counts the records its commit messages report.
+    metrics = result["stream_write"].get("returned")
+    assert metrics and sum(int(m.get("recordsWritten", 0)) for m in metrics) == 30, result["stream_write"]
+    assert result["written"] == sorted([f"written-{i}" for i in range(20)] + [f"record-{i}" for i in range(30)])
+
+
+def test_the_package_from_a_pyspark_client_environment(kinesis, stream, emulator, tmp_path):
     # The client environment has pyspark-client and no full pyspark: what a Connect user has.
     listed = run_checked([str(client_python()), "-m", "pip", "list", "--format=freeze", "--disable-pip-version-check"])
     packages = {line.split("==")[0].lower() for line in listed.stdout.splitlines()}
     assert "pyspark-client" in packages and "pyspark" not in packages, packages
 
-    result = job_result(
-        run_checked([str(client_python()), str(CLIENT_JOB), connect_server.url, emulator.endpoint, source, out],
-                    cwd=tmp_path, timeout=600)
-    )
+    result = run_client(connector_jar(), None, kinesis, stream, emulator, tmp_path)
 
     configure = result["configure"]
     assert configure.get("error") == "SparkConnectError", configure
@@ -54,13 +72,12 @@ def test_the_package_from_a_pyspark_client_environment(connect_server, kinesis, 
     assert manager.get("error") == "SparkConnectError", manager
     assert "aws kinesis list-stream-consumers" in manager["message"]
 
-    read = result["read"]
-    assert "returned" in read, read
-    assert read["returned"]["columns"] == [
-        "partitionKey", "data", "stream", "shardId", "sequenceNumber", "approximateArrivalTimestamp",
-    ]  # fmt: skip
-    assert read["returned"]["rows"] == sorted([f"key-{i}", f"record-{i}"] for i in range(30))
+    assert_reads_and_writes(result)
 
-    assert result["write"] == {"returned": "saved"}, result["write"]
-    written = sorted(r["Data"].decode() for r in kinesis.read_all(out))
-    assert written == sorted(f"written-{i}" for i in range(20))
+
+def test_a_jar_added_by_the_session_with_add_artifacts(kinesis, stream, emulator, tmp_path):
+    # The server starts without the connector; the client's session adds it. Its classes then live in a session
+    # class loader while Spark returns task results and commit messages through another: reads, writes and the
+    # sink's metrics must not notice.
+    result = run_client(None, connector_jar(), kinesis, stream, emulator, tmp_path)
+    assert_reads_and_writes(result)

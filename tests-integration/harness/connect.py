@@ -52,16 +52,16 @@ class ConnectServer:
             self.process.wait()
 
 
-def start_connect_server(jar: Path, workdir: Path) -> ConnectServer:
-    """Start the server with ``--jars jar`` (how a user puts the connector on a server they start) in ``workdir``
-    and wait until it listens."""
+def start_connect_server(jar: Path | None, workdir: Path) -> ConnectServer:
+    """Start the server in ``workdir``, with ``--jars jar`` (how a user puts the connector on a server they start)
+    or, without a jar, for clients that add it themselves (``spark.addArtifacts``); wait until it listens."""
     spark_home = Path(pyspark.__file__).parent
     port = free_port()
     log = workdir / "connect-server.log"
     env = {**os.environ, "SPARK_HOME": str(spark_home), "SPARK_LOCAL_IP": "127.0.0.1"}
     command = [
         str(spark_home / "bin" / "spark-submit"), "--class", SERVER_CLASS, "--master", "local[2]",
-        "--jars", str(jar),
+        *(["--jars", str(jar)] if jar else []),
         "--conf", f"spark.connect.grpc.binding.port={port}",
         "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
         "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",

@@ -2,7 +2,8 @@
 each public function of the kinesis_spark package against a real Connect server, as a Connect user calls it. Prints
 one ``RESULT {json}`` line: for each step, what it returned or the error it raised (type and message).
 
-``python connect_client.py URL ENDPOINT STREAM OUT_STREAM``
+``python connect_client.py URL ENDPOINT STREAM OUT_STREAM [JAR]``: with JAR, the session adds the connector itself
+(``spark.addArtifacts``), to a server started without it.
 """
 
 from __future__ import annotations
@@ -30,10 +31,12 @@ def step(results: dict[str, Any], name: str, action: Callable[[], Any]) -> None:
             results[name]["traceback"] = traceback.format_exc()[-3000:]
 
 
-def main(url: str, endpoint: str, stream: str, out_stream: str) -> None:
+def main(url: str, endpoint: str, stream: str, out_stream: str, jar: str | None = None) -> None:
     results: dict[str, Any] = {}
     step(results, "configure", lambda: kinesis_spark.configure(SparkSession.builder.remote(url)) and "returned")
     spark = SparkSession.builder.remote(url).getOrCreate()
+    if jar:
+        spark.addArtifacts(jar)
 
     def reader(*streams: str) -> KinesisReader:
         return KinesisReader(spark).stream_names(*streams).region(REGION).endpoint(endpoint).credentials("a", "b")
@@ -65,6 +68,17 @@ def main(url: str, endpoint: str, stream: str, out_stream: str) -> None:
         return "saved"
 
     step(results, "write", write)
+
+    def stream_write() -> Any:
+        df = reader(stream).initial_position(InitialPosition.trim_horizon()).load().select("partitionKey", "data")
+        query = (KinesisWriter(df).stream_name(out_stream).region(REGION).endpoint(endpoint).credentials("a", "b")
+                 .stream_writer().option("checkpointLocation", "checkpoint-stream-write")
+                 .trigger(availableNow=True).start())
+        with translate_errors():
+            query.awaitTermination()
+        return [progress["sink"].get("metrics", {}) for progress in query.recentProgress]
+
+    step(results, "stream_write", stream_write)
     print("RESULT " + json.dumps(results), flush=True)
     spark.stop()
 

@@ -323,14 +323,18 @@ final class Prefetcher(
       sc.setJobGroup(jobGroup, s"kinesis-spark prefetch: ${orders.size} shard(s) of ${options.streams.mkString(",")}",
         interruptOnCancel = true)
       try {
+        // Collected as plain objects: with the jar added to a Connect session the results come back as another
+        // loader's ShardFetchResult, which an Array[ShardFetchResult] refuses (see LoaderBridge).
         val submitted = sc.makeRDD(located)
-          .mapPartitions(_.flatMap(task => ShardFetcher.fetch(task, KinesisClients.api(task.connection))))
+          .mapPartitions(_.flatMap(task => ShardFetcher.fetch(task, KinesisClients.api(task.connection)))
+            .map(result => result: AnyRef))
           .collectAsync()
         runningRound = Some(submitted)
         submitted
       } finally sc.clearJobGroup()
     }
-    try Await.result(round, Duration.Inf).toSeq
+    try Await.result(round, Duration.Inf).map(r => LoaderBridge.adopt[ShardFetchResult](r).getOrElse(
+      throw new IllegalStateException(s"a prefetch task returned a ${r.getClass.getName}, not a ShardFetchResult")))
     finally synchronized { runningRound = None }
   }
 }

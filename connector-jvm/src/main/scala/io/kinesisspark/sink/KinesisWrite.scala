@@ -9,7 +9,7 @@ import org.apache.spark.sql.connector.write.{BatchWrite, DataWriterFactory, Phys
 import org.apache.spark.sql.connector.write.streaming.{StreamingDataWriterFactory, StreamingWrite}
 import org.apache.spark.sql.internal.connector.SupportsStreamingUpdateAsAppend
 
-import io.kinesisspark.QueryMetrics
+import io.kinesisspark.{LoaderBridge, QueryMetrics}
 
 /**
  * A write to Kinesis, batch (`df.write`) or streaming (`df.writeStream`). Kinesis only appends, so a streaming
@@ -64,7 +64,7 @@ final class KinesisWrite(options: KinesisSinkOptions, columns: SinkColumns, tota
   override def abort(epochId: Long, messages: Array[WriterCommitMessage]): Unit = aborted(s"epoch $epochId")
 
   private def committed(what: String, messages: Array[WriterCommitMessage]): Unit = {
-    val sums = messages.collect { case m: KinesisWriterCommitMessage => m.metrics }
+    val sums = messages.flatMap(m => LoaderBridge.adopt[KinesisWriterCommitMessage](m)).map(_.metrics)
       .foldLeft(Map.empty[String, Long])((acc, m) => m.foldLeft(acc) { case (a, (k, v)) => a.updated(k, a.getOrElse(k, 0L) + v) })
     totals.add(sums)
     log.info(s"Kinesis $what committed: ${SinkMetrics.Names.map(n => s"$n=${sums.getOrElse(n, 0L)}").mkString(", ")}")
