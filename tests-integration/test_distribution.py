@@ -103,3 +103,20 @@ def test_without_the_extra_pip_installs_no_spark_and_the_package_says_what_is_mi
     assert "/kinesis_spark/jars/kinesis-spark-assembly_2.12-" in out[0], out  # a jar asked for by Spark version
     assert out[1].startswith("MISSING pyspark is not installed"), out
     assert 'pip install "kinesis-spark[pyspark]"' in out[1], out
+
+
+LINE_VENVS = sorted(REPO_ROOT.glob(".venv-spark*")) + [REPO_ROOT / ".venv-connect"]
+
+
+@pytest.mark.parametrize("venv", LINE_VENVS, ids=lambda venv: venv.name)
+def test_installing_next_to_a_spark_leaves_it_as_it_is(wheel: Path, venv: Path):
+    # Each Spark line's venv (pyspark 3.5, 4.0, 4.1, 4.3 from dev/python-env.sh) and the Connect client's
+    # (pyspark-client): what pip would install there for the wheel, counting the package as not yet installed
+    # (--ignore-installed; the venvs have it in editable form): the package alone, never a Spark.
+    python = venv / "bin" / "python"
+    if not python.is_file():
+        pytest.fail(f"{venv} is missing: dev/test.sh makes it (dev/python-env.sh --line/--cross/--connect-client)")
+    report = run_checked([str(python), "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
+                          "--disable-pip-version-check", "--report", "-", str(wheel)], env=clean_env())
+    installs = {item["metadata"]["name"].lower() for item in json.loads(report.stdout)["install"]}
+    assert installs == {"kinesis-spark"}, installs
