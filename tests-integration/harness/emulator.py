@@ -8,6 +8,7 @@ run never leaves a stray server behind even when it is interrupted.
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import signal
 import socket
@@ -46,6 +47,10 @@ STARTUP_TIMEOUT_S = 30.0
 # On SIGTERM the emulator waits for clients to close their idle keep-alive connections, which boto3 and the
 # connector's SDK keep open; it holds nothing to flush (persistence is off), so it gets a short grace only.
 STOP_GRACE_S = 2.0
+# A persisting emulator rewrites its data file in place every PERSIST_INTERVAL; killed in the middle of a
+# write it leaves a truncated file and fails its next start (NoSuchElementException while loading). It is
+# frozen where the file is whole before it is killed; this bounds how long that may take.
+PERSIST_SETTLE_S = 10.0
 
 
 def free_loopback_port() -> int:
@@ -191,12 +196,43 @@ class KinesisEmulator:
         atexit.unregister(self.stop)
         if process is None or process.poll() is not None:
             return
+        if self._persist_file() is not None:
+            self._freeze_with_whole_data_file(process)
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            return
         os.killpg(process.pid, signal.SIGTERM)
         try:
             process.wait(timeout=STOP_GRACE_S)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+    def _persist_file(self) -> Path | None:
+        """The file a persisting emulator (``SHOULD_PERSIST_DATA=true``) keeps its streams in."""
+        if self.settings.get("SHOULD_PERSIST_DATA", "false").lower() != "true":
+            return None
+        # kinesis-local's defaults: PERSIST_PATH "data" under its working directory, kinesis-data.json.
+        directory = Path(self.settings.get("PERSIST_PATH", str(PACKAGE_DIR / "data")))
+        return directory / self.settings.get("PERSIST_FILE_NAME", "kinesis-data.json")
+
+    def _freeze_with_whole_data_file(self, process: subprocess.Popen[bytes]) -> None:
+        """Stop (SIGSTOP) the emulator at a moment its data file parses; let it run on a little while not."""
+        path = self._persist_file()
+        assert path is not None
+        deadline = time.monotonic() + PERSIST_SETTLE_S
+        while True:
+            os.killpg(process.pid, signal.SIGSTOP)
+            try:
+                json.loads(path.read_bytes())
+                return
+            except (OSError, ValueError):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"the emulator's data file {path} was not whole within {PERSIST_SETTLE_S:.0f} s"
+                    ) from None
+            os.killpg(process.pid, signal.SIGCONT)
+            time.sleep(0.02)
 
     def __enter__(self) -> KinesisEmulator:
         return self.start()
