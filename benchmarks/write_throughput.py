@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -74,7 +74,8 @@ class Result:
     calls: int
     throttled: int
     writing_seconds: float  # first to last PutRecords that stored data, at the proxy
-
+    # Per shard: (records, bytes, seconds from its first to its last PutRecords that stored data).
+    shard_spans: list[tuple[int, int, float]] = field(default_factory=list)
 
     @property
     def rows_s(self) -> float:
@@ -95,6 +96,24 @@ class Result:
     def wall_share(self) -> float:
         """Over the whole ``save()``, Spark's job start and end included."""
         return self.share_over(self.seconds)
+
+    @property
+    def shard_shares(self) -> list[float]:
+        """Each shard's share while it was written (first to last of its stored PutRecords): a shard whose rows
+        ran out before the others' does not count as idle."""
+        return [
+            max(records / (span * WRITE_RECORDS_PER_S), size / (span * WRITE_BYTES_PER_S))
+            for records, size, span in self.shard_spans
+            if span > 0
+        ]
+
+    @property
+    def per_shard_text(self) -> str:
+        """The mean and the lowest of :attr:`shard_shares`, as percentages."""
+        shares = self.shard_shares
+        if not shares:
+            return "-"
+        return f"{100 * sum(shares) / len(shares):.1f}% / {100 * min(shares):.1f}%"
 
     @property
     def throttled_share(self) -> float:
@@ -170,7 +189,8 @@ def run_case(spark, kinesis: Kinesis, proxy: LimitsProxy, case: Case, seconds: f
     kinesis.delete_stream(stream)
     return Result(case, rows, elapsed, kinesis_records=sum(p["records"] for p in per_shard),
                   kinesis_bytes=sum(p["bytes"] for p in per_shard), calls=int(puts["calls"]),
-                  throttled=sum(p["throttled_records"] for p in per_shard), writing_seconds=puts["data_span_s"])
+                  throttled=sum(p["throttled_records"] for p in per_shard), writing_seconds=puts["data_span_s"],
+                  shard_spans=[(p["records"], p["bytes"], p["data_span_ms"] / 1000) for p in per_shard])
 
 
 def spark_session(slots: int, executors: int):
@@ -196,7 +216,7 @@ def run(cases: list[Case], seconds: float, executors: int) -> list[Result]:
                 results.append(run_case(spark, kinesis, proxy, case, seconds))
                 r = results[-1]
                 print(f"  {case}: {r.rows_s:,.0f} rows/s, {100 * r.share:.1f}% of the limit "
-                      f"({100 * r.wall_share:.1f}% over save()), "
+                      f"({100 * r.wall_share:.1f}% over save(); per shard while written {r.per_shard_text}), "
                       f"{100 * r.throttled_share:.2f}% throttled", file=sys.stderr, flush=True)
         spark.stop()
         kinesis.close()
@@ -206,9 +226,9 @@ def run(cases: list[Case], seconds: float, executors: int) -> list[Result]:
 def table(results: list[Result]) -> str:
     lines = [
         "| shards | tasks per shard | row bytes | aggregation | pacing | rows | seconds | rows/s | Kinesis records/s "
-        "| Kinesis MB/s | % of limit, writing | % of limit, save() | PutRecords calls | throttled entries "
+        "| Kinesis MB/s | % of limit, writing | % of limit, save() | % of limit per shard, mean / lowest | PutRecords calls | throttled entries "
         "| throttled / written |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         c = r.case
@@ -216,7 +236,7 @@ def table(results: list[Result]) -> str:
             f"| {c.shards} | {c.tasks_per_shard} | {c.row_bytes:,} | {'on' if c.aggregation else 'off'} "
             f"| {'on' if c.pacing else 'off'} | {r.rows:,} | {r.seconds:.1f} | {r.rows_s:,.0f} "
             f"| {r.kinesis_records / r.seconds:,.0f} | {r.kinesis_bytes / r.seconds / 1e6:.2f} "
-            f"| {100 * r.share:.1f}% | {100 * r.wall_share:.1f}% | {r.calls:,} | {r.throttled:,} "
+            f"| {100 * r.share:.1f}% | {100 * r.wall_share:.1f}% | {r.per_shard_text} | {r.calls:,} | {r.throttled:,} "
             f"| {100 * r.throttled_share:.2f}% |"
         )
     return "\n".join(lines)

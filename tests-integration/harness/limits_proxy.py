@@ -40,7 +40,7 @@ How calls are tied to shards:
 Counters (``stats()`` in-process, or ``GET /__proxy/stats``; ``reset()`` / ``POST /__proxy/reset``), per
 stream, shard and operation: ``calls``, ``throttled_calls``, ``records``, ``throttled_records``, ``bytes``
 (record bytes served or written), ``max_calls_1s`` (calls received, throttled or not, in any 1 s window),
-``max_served_calls_1s``, ``max_records_1s``, ``max_bytes_1s``; per operation over all shards, ``calls``,
+``max_served_calls_1s``, ``max_records_1s``, ``max_bytes_1s``, ``data_span_ms`` (first to last call with data); per operation over all shards, ``calls``,
 ``throttled_calls``, ``bytes``, ``cbor_calls`` (requests encoded in CBOR) and ``data_span_s`` (seconds from the
 first to the last call that served or stored data). ``GET``/``POST /__proxy/limits``
 read and change the limits of a running proxy.
@@ -180,6 +180,8 @@ class _OpStats:
         "_served_1s",
         "bytes",
         "calls",
+        "data_first",
+        "data_last",
         "records",
         "throttled_calls",
         "throttled_records",
@@ -187,6 +189,7 @@ class _OpStats:
 
     def __init__(self) -> None:
         self.calls = self.throttled_calls = self.records = self.throttled_records = self.bytes = 0
+        self.data_first = self.data_last = 0.0  # monotonic times of the first and last call with data
         self._calls_1s, self._served_1s = _Window(), _Window()
         self._records_1s, self._bytes_1s = _Window(), _Window()
 
@@ -204,6 +207,9 @@ class _OpStats:
         self.throttled_records += throttled_records
         self._records_1s.add(now, records)
         self._bytes_1s.add(now, size)
+        if records > 0:
+            self.data_first = self.data_first or now
+            self.data_last = now
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -216,6 +222,7 @@ class _OpStats:
             "max_served_calls_1s": int(self._served_1s.peak),
             "max_records_1s": int(self._records_1s.peak),
             "max_bytes_1s": int(self._bytes_1s.peak),
+            "data_span_ms": int((self.data_last - self.data_first) * 1000),
         }
 
 

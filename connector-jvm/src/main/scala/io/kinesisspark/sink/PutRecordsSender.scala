@@ -337,7 +337,7 @@ object PutRecordsSender {
    * How often a paced stream gets a call (unless the last one was full): often enough that a shard's second is
    * spread over many calls (no burst the shard could refuse), seldom enough that calls carry many entries.
    */
-  val PacedCallIntervalMs = 25L
+  val PacedCallIntervalMs = 50L
 
   /** Error codes of throttling: the record or call is refused for now, and will be taken later. */
   val ThrottlingCodes: Set[String] = Set("ProvisionedThroughputExceededException", "LimitExceededException",

@@ -31,16 +31,20 @@ object ShardWriteLimits {
  * and the one-second windows Kinesis counts over may catch one call more than the writer's own second) and is cut
  * when a write to the shard is throttled, then grows back by [[IncreasePerSecond]] of the limits each second
  * (additive increase, multiplicative decrease, as TCP shares a link: writers that share a shard converge to shares
- * that add up to what it takes). The cut is measured: the first throttle of a window cuts by [[FirstCut]] (a call
- * that landed in a full second: cheap to recover from), and when that window ends, a loss of more than
+ * that add up to what it takes). The cut is measured: the first throttle of a window cuts by [[FirstCut]], a
+ * trim (a call that landed in a full second: the writer's calls reach Kinesis some milliseconds after it counts them,
+ * not all equally late, so a writer alone on its shard meets such throttles now and then; a deep cut for each would
+ * cost more than the refused entries do), and when that window ends, a loss of more than
  * [[FirstCut]]'s worth (the shard is shared with writers that take a real part of it) cuts again by the share of
  * the window's entries that were refused. A throttle also empties the buckets: the shard is full now.
  *
- * The buckets hold at most [[BurstMs]] of tokens, so a writer that was idle cannot burst more than that into the
- * shard's next second; the bytes bucket holds at least [[LargestEntrySlack]] times the largest entry asked for (a
- * full aggregate is a 20th of a shard's second), so tokens are not lost while an entry waits for its call. And a
- * large entry goes only if what the pacer let through in the last second ([[RecentWrites]]) stays within
- * [[WindowShare]] of the limits with it, which a rate alone does not ensure.
+ * The buckets hold up to [[BurstMs]] of tokens, so a writer that stalls a moment (a GC pause, a busy core, a call
+ * that took long) makes up for it instead of losing its share of that time; the bytes bucket holds at least
+ * [[LargestEntrySlack]] times the largest entry asked for (a full aggregate is a 20th of a shard's second), so
+ * tokens are not lost while an entry waits for its call. What the buckets let through is capped by the pacer's own
+ * count of its last second ([[RecentWrites]]): an entry goes only if that second stays within [[WindowShare]] of
+ * the limits with it (and within the share plus a burst, when the share is cut), which a rate alone does not ensure:
+ * a full bucket emptied at full rate puts the rate plus the bucket into one second, and Kinesis refuses the excess.
  *
  * Thread-safe: one pacer serves every writer task of a JVM that writes to the shard ([[ShardWritePacers]]).
  *
@@ -68,8 +72,10 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
   private var largestEntry = 0L
   private val recent = new RecentWrites(WindowMs, RecentSlotMs)
 
-  private def windowRecords: Long = (limits.recordsPerSecond * WindowShare).toLong
-  private def windowBytes: Long = (limits.bytesPerSecond * WindowShare).toLong
+  /** The most of the limits one second may hold: what the buckets would allow, and never over [[WindowShare]]. */
+  private def windowShare: Double = math.min(WindowShare, share + BurstMs / 1000.0)
+  private def windowRecords: Long = math.max(1L, (limits.recordsPerSecond * windowShare).toLong)
+  private def windowBytes: Long = (limits.bytesPerSecond * windowShare).toLong
 
   private def recordRate: Double = limits.recordsPerSecond * share / 1000.0 // per ms
   private def byteRate: Double = limits.bytesPerSecond * share / 1000.0
@@ -101,14 +107,8 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
     if (wait <= 0) 0L else math.max(1L, math.ceil(wait).toLong)
   }
 
-  /**
-   * How long an entry waits for the pacer's own last second to take it. Only entries larger than what the rate
-   * leaves free of each second ((1 - [[MaxShare]]) of the byte limit) can overfill one; the smaller ones are
-   * spread by the buckets, and holding them back too would only bunch them up when old slots leave.
-   */
-  private def windowWait(bytes: Long): Long =
-    if (bytes <= limits.bytesPerSecond * (1 - MaxShare)) 0L
-    else recent.readyInMs(updatedAt, 1, bytes, windowRecords, windowBytes)
+  /** How long an entry waits for the pacer's own last second to have room for it. */
+  private def windowWait(bytes: Long): Long = recent.readyInMs(updatedAt, 1, bytes, windowRecords, windowBytes)
 
   /** Kinesis throttled a write (one entry) to the shard: cut the share and take nothing more for now. */
   def throttled(): Unit = synchronized {
@@ -160,12 +160,12 @@ object ShardWritePacer {
   val RecentSlotMs = 10L
   /** The most of the limits that any one second of the pacer's own writes may hold. */
   val WindowShare = 0.99
-  /** The largest share of the limits a pacer allows. */
-  val MaxShare = 0.97
+  /** The largest share of the limits a pacer's buckets fill at. */
+  val MaxShare = 0.985
   /** Below this share a writer still makes progress (a shard at 5 % takes 50 records/s). */
   val MinShare = 0.05
   /** The cut on the first throttle of a window. */
-  val FirstCut = 0.97
+  val FirstCut = 0.99
   /** Entries a window must have sent for its loss to count. */
   val MinWindowEntries = 10
   /** The deepest cut for the loss of one window. */
@@ -173,7 +173,7 @@ object ShardWritePacer {
   /** The growth, in shares of the limits per second, while nothing is throttled. */
   val IncreasePerSecond = 0.05
   /** The most a bucket holds, in milliseconds of its rate. */
-  val BurstMs = 50L
+  val BurstMs = 200L
   /** The bytes bucket holds at least this many of the largest entry. */
   val LargestEntrySlack = 1.5
 }
