@@ -15,6 +15,17 @@ PutRecord, PutRecords     at most ``write_records_per_s`` records and ``write_by
                           partition key) per shard in any 1 s window. PutRecords throttles single entries:
                           they come back with ``ErrorCode`` ProvisionedThroughputExceededException and count
                           in ``FailedRecordCount``; they are never sent to the emulator
+control plane             ``control_calls_per_s``: operation -> calls per second for the whole account (off
+                          by default; Kinesis's are e.g. DescribeStreamSummary 20, DescribeStream 10,
+                          ListStreamConsumers 5 per stream, in the Developer Guide's "Quotas and limits"); a
+                          call over it gets HTTP 400 ``LimitExceededException`` "Rate exceeded for <operation>",
+                          as Kinesis answers, and is not sent to the emulator. Set it lower than Kinesis's to
+                          model other applications of the account using the rest
+any operation             ``faults``: operation -> {error code: share of calls}: that share of the operation's
+                          calls is answered with the error instead of being sent to the emulator, e.g.
+                          ``{"GetRecords": {"KMSThrottlingException": 0.05, "InternalFailure": 0.01}}``;
+                          ``InternalFailure`` comes with HTTP 500, ``ServiceUnavailable`` with 503, every other
+                          code with 400 (counted as ``faulted_calls`` of the operation)
 ========================  ===================================================================================
 
 A throttled call gets HTTP 400 with ``x-amzn-ErrorType: ProvisionedThroughputExceededException`` and a body
@@ -41,7 +52,7 @@ Counters (``stats()`` in-process, or ``GET /__proxy/stats``; ``reset()`` / ``POS
 stream, shard and operation: ``calls``, ``throttled_calls``, ``records``, ``throttled_records``, ``bytes``
 (record bytes served or written), ``max_calls_1s`` (calls received, throttled or not, in any 1 s window),
 ``max_served_calls_1s``, ``max_records_1s``, ``max_bytes_1s``, ``data_span_ms`` (first to last call with data); per operation over all shards, ``calls``,
-``throttled_calls``, ``bytes``, ``cbor_calls`` (requests encoded in CBOR) and ``data_span_s`` (seconds from the
+``throttled_calls``, ``faulted_calls``, ``bytes``, ``cbor_calls`` (requests encoded in CBOR) and ``data_span_s`` (seconds from the
 first to the last call that served or stored data). ``GET``/``POST /__proxy/limits``
 read and change the limits of a running proxy.
 
@@ -62,6 +73,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import random
 import re
 import signal
 import socket
@@ -91,6 +103,9 @@ TARGET_PREFIX = "Kinesis_20131202."
 JSON_TYPE = "application/x-amz-json-1.1"
 CBOR_TYPE = "application/x-amz-cbor-1.1"
 THROTTLED = "ProvisionedThroughputExceededException"
+LIMIT_EXCEEDED = "LimitExceededException"
+# HTTP status of injected faults (see Limits.faults); 400 for every other code.
+FAULT_STATUS = {"InternalFailure": 500, "ServiceUnavailable": 503}
 ITERATOR_LIFETIME_S = 300.0  # Kinesis expires a shard iterator 5 minutes after issuing it
 WINDOW_S = 1.0
 UNKNOWN = "?"
@@ -129,11 +144,15 @@ class Limits:
     get_shard_iterator_calls_per_s: int | None = 5
     write_records_per_s: int | None = 1000
     write_bytes_per_s: int | None = 1 * MIB
+    # Account-level calls per second per control-plane operation, e.g. {"DescribeStreamSummary": 5}.
+    control_calls_per_s: dict[str, float] | None = None
+    # Operation -> {error code: share of its calls answered with that error}.
+    faults: dict[str, dict[str, float]] | None = None
 
     @classmethod
     def disabled(cls) -> Limits:
         """No limit at all: a plain pass-through proxy that still counts."""
-        return cls(None, None, None, 0.0, None, None, None)
+        return cls(None, None, None, 0.0, None, None, None, None, None)
 
     def updated(self, **changes: Any) -> Limits:
         unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
@@ -315,6 +334,9 @@ class _Proxy:
         self.iterator_expiry: collections.deque[tuple[float, str]] = collections.deque()
         self.shard_maps: dict[str, tuple[float, list[int], list[str]]] = {}
         self.placement_mismatches = 0
+        # Control-plane operation -> its calls served over the last second, for the whole account.
+        self.account_calls: dict[str, _Window] = collections.defaultdict(_Window)
+        self.random = random.Random()
         # Access key id -> {"calls", "with_session_token"}: which credentials signed the requests.
         self.signers: dict[str, dict[str, int]] = {}
         self.session: aiohttp.ClientSession | None = None
@@ -333,10 +355,15 @@ class _Proxy:
             stats = self.op_stats[(stream, shard, op)] = _OpStats()
         return stats
 
-    def _total(self, op: str, calls: int = 0, throttled: int = 0, size: int = 0, cbor: int = 0) -> None:
-        total = self.op_totals.setdefault(op, {"calls": 0, "throttled_calls": 0, "bytes": 0, "cbor_calls": 0})
+    def _total(
+        self, op: str, calls: int = 0, throttled: int = 0, size: int = 0, cbor: int = 0, faulted: int = 0
+    ) -> None:
+        total = self.op_totals.setdefault(
+            op, {"calls": 0, "throttled_calls": 0, "faulted_calls": 0, "bytes": 0, "cbor_calls": 0}
+        )
         total["calls"] += calls
         total["throttled_calls"] += throttled
+        total["faulted_calls"] += faulted
         total["bytes"] += size
         total["cbor_calls"] += cbor
         if size > 0:
@@ -385,6 +412,7 @@ class _Proxy:
             self.op_stats.clear()
             self.op_totals.clear()
             self.op_spans.clear()
+            self.account_calls.clear()
             self.shards.clear()
             self.placement_mismatches = 0
             self.signers.clear()
@@ -415,9 +443,22 @@ class _Proxy:
             "PutRecords": self._put_records,
         }.get(op)
         cbor = request.headers.get("Content-Type", "").split(";")[0].strip().lower() == CBOR_TYPE
-        if handler is None or request.method != "POST":
+        fault = self._fault(op)
+        if fault is not None:
+            await request.read()
             with self.lock:
-                self._total(op or f"{request.method} {request.path}", calls=1, cbor=int(cbor))
+                self._total(op, calls=1, faulted=1, cbor=int(cbor))
+            return self._error(cbor, fault, f"{fault} injected by the limits proxy", FAULT_STATUS.get(fault, 400))
+        if handler is None or request.method != "POST":
+            now = time.monotonic()
+            with self.lock:
+                quota = (self.limits.control_calls_per_s or {}).get(op)
+                over = quota is not None and self.account_calls[op].expire(now) >= quota
+                self._total(op or f"{request.method} {request.path}", calls=1, throttled=int(over), cbor=int(cbor))
+                if over:
+                    return self._error(cbor, LIMIT_EXCEEDED, f"Rate exceeded for {op} under account {self.account_id}.")
+                if quota is not None:
+                    self.account_calls[op].add(now)
             response = await self._pass_through(request)
             if op in RESHARDING_OPERATIONS:
                 self.shard_maps.clear()
@@ -504,13 +545,29 @@ class _Proxy:
             return out
 
     def _throttled(self, cbor: bool, stream: str, shard: str) -> web.Response:
-        body = _encode({"__type": THROTTLED, "message": self._rate_message(stream, shard)}, cbor)
+        return self._error(cbor, THROTTLED, self._rate_message(stream, shard))
+
+    def _fault(self, op: str) -> str | None:
+        """The error code to answer this call of ``op`` with instead of serving it (:attr:`Limits.faults`)."""
+        shares = (self.limits.faults or {}).get(op)
+        if not shares:
+            return None
+        draw = self.random.random()
+        for code, share in shares.items():
+            if draw < share:
+                return code
+            draw -= share
+        return None
+
+    @staticmethod
+    def _error(cbor: bool, code: str, message: str, status: int = 400) -> web.Response:
+        """An error answer with ``code`` in the header and the body, as Kinesis sends them."""
         return web.Response(
-            status=400,
-            body=body,
+            status=status,
+            body=_encode({"__type": code, "message": message}, cbor),
             headers={
                 "Content-Type": CBOR_TYPE if cbor else JSON_TYPE,
-                "x-amzn-ErrorType": THROTTLED,
+                "x-amzn-ErrorType": code,
                 "x-amzn-RequestId": str(uuid.uuid4()),
             },
         )
@@ -996,12 +1053,13 @@ class LimitsProxy:
         return {**EMPTY_OP_STATS, **stats["streams"].get(stream, {}).get(shard, {}).get(operation, {})}
 
     def operation_stats(self, operation: str, stats: dict | None = None) -> dict[str, float]:
-        """Calls, throttled calls, bytes and CBOR-encoded calls of one operation over all shards, and
+        """Calls, throttled calls, faulted calls, bytes and CBOR-encoded calls of one operation over all shards, and
         ``data_span_s``: seconds from the first to the last call that served or stored data."""
         stats = stats if stats is not None else self.stats()
         return {
             "calls": 0,
             "throttled_calls": 0,
+            "faulted_calls": 0,
             "bytes": 0,
             "cbor_calls": 0,
             "data_span_s": 0.0,

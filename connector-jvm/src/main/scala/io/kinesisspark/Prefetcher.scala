@@ -13,7 +13,7 @@ import org.apache.spark.kinesisspark.BlockStoreBridge
 import org.slf4j.LoggerFactory
 
 import io.kinesisspark.ShardPosition.TrimHorizon
-import io.kinesisspark.aws.{KinesisApi, KinesisClients}
+import io.kinesisspark.aws.{ErrorClassifier, KinesisApi, KinesisClients}
 import io.kinesisspark.efo.ConsumerRegistrar
 import io.kinesisspark.fetch._
 
@@ -249,7 +249,7 @@ final class Prefetcher(
         catch { case e: StreamNotFoundException => streamMissing(s, e); None }
       } catch {
         // Kinesis unreachable for a while: keep reading the shards known, and list again after a back-off.
-        case NonFatal(e) if TransientBackoff.isTransient(e) =>
+        case NonFatal(e) if ErrorClassifier.isTransient(e) =>
           val delayMs = listingBackoff.failed().getOrElse(throw KinesisErrors.unavailable(
             s"Listing the shards of ${options.streams.map(s => s"'$s'").mkString(", ")}", TransientBackoff.MaxFailures + 1, e))
           log.warn(s"Listing Kinesis shards failed (${e.getClass.getSimpleName}: ${e.getMessage}); reading the shards " +

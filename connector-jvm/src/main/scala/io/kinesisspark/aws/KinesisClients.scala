@@ -18,8 +18,25 @@ object KinesisClients {
 
   def api(connection: AwsConnection): KinesisApi =
     apis.computeIfAbsent(connection, c =>
-      new SdkKinesisApi(control = syncClient(c, AwsRetryStrategy.standardRetryStrategy()),
+      new SdkKinesisApi(control = syncClient(c, controlPlaneRetries),
         data = syncClient(c, AwsRetryStrategy.doNotRetry()), c))
+
+  /** Attempts of a control-plane call: with the SDK's throttling back-off (exponential from 1 s up to 20 s, jittered),
+   * about a minute of a quota shared with other applications before the error reaches the caller. */
+  val ControlPlaneMaxAttempts = 8
+
+  /**
+   * The control plane's retries: the SDK's standard ones, and every throttling [[ErrorClassifier]] knows, with the
+   * SDK's throttling back-off. The SDK does not count `LimitExceededException` as throttling, and it is what
+   * DescribeStreamSummary, ListShards and the consumer APIs answer over their quotas (20 calls per second per
+   * account for DescribeStreamSummary): without this, a query started on a busy account failed in `load()`.
+   */
+  private def controlPlaneRetries: RetryStrategy =
+    AwsRetryStrategy.standardRetryStrategy().toBuilder
+      .retryOnException((e: Throwable) => ErrorClassifier.isThrottling(e))
+      .treatAsThrottling((e: Throwable) => ErrorClassifier.isThrottling(e))
+      .maxAttempts(ControlPlaneMaxAttempts)
+      .build()
 
   /**
    * @param retries the SDK's own retries: standard for control-plane calls; none for the data path, where

@@ -11,6 +11,7 @@ import org.slf4j.LoggerFactory
 import software.amazon.awssdk.services.kinesis.model.{LimitExceededException, ResourceInUseException, ResourceNotFoundException}
 
 import io.kinesisspark.{KinesisErrors, ShardPosition}
+import io.kinesisspark.aws.ErrorClassifier
 import io.kinesisspark.fetch.TransientBackoff
 
 /**
@@ -290,6 +291,6 @@ object ShardSubscription {
   private def isTransient(e: Throwable): Boolean = e match {
     case _: ResourceNotFoundException => true // a consumer just registered is not visible everywhere at once
     case _: java.io.IOException       => true
-    case other                        => TransientBackoff.isTransient(other)
+    case other                        => ErrorClassifier.isTransient(other)
   }
 }

@@ -5,18 +5,19 @@ import java.time.Clock
 import scala.util.Random
 
 import org.slf4j.LoggerFactory
-import software.amazon.awssdk.services.kinesis.model.{ExpiredIteratorException, LimitExceededException, ProvisionedThroughputExceededException, ResourceInUseException}
+import software.amazon.awssdk.services.kinesis.model.{ExpiredIteratorException, ResourceInUseException}
 
 import io.kinesisspark.{DataLossPolicy, KinesisErrors, ShardPosition, StreamNotFoundException}
 import io.kinesisspark.ShardPosition.{Finished, TrimHorizon}
-import io.kinesisspark.aws.{HashKeyRange, KinesisApi, PositionUnavailableException}
+import io.kinesisspark.aws.{ErrorClassifier, HashKeyRange, KinesisApi, PositionUnavailableException}
 
 /**
  * Reads one shard forward from a position, one GetRecords call per [[next]], within the shard's limits:
  *  - at most one call per `minFetchPeriodMs`, and never six within a second;
  *  - a byte budget of `maxFetchRateBytesPerSec`: after a response of n bytes the next call waits n / rate;
  *  - after a response of 10 MB or more, 5 seconds (Kinesis throttles calls in that window anyway);
- *  - on ProvisionedThroughputExceeded: halve the records asked for, sleep 5 s (with jitter), then recover by a
+ *  - when throttled (ProvisionedThroughputExceeded, LimitExceeded, KMSThrottling: see
+ *    [[io.kinesisspark.aws.ErrorClassifier]]): halve the records asked for, sleep 5 s (with jitter), then recover by a
  *    tenth of `maxRecordsPerFetch` per successful call;
  *  - transient errors (network, 5xx) are retried with jittered exponential backoff, a bounded number of times.
  *
@@ -139,14 +140,15 @@ final class ShardReader(
       case e: ResourceInUseException =>
         // The stream is being created, deleted or resharded: a state that passes.
         transientFailure(e)
-      case _: ProvisionedThroughputExceededException | _: LimitExceededException =>
+      case e: Exception if ErrorClassifier.isThrottling(e) =>
+        // The shard's read limits (ProvisionedThroughputExceeded), GetShardIterator's or a KMS key's quota.
         throttles += 1
         recordsPerCall = math.max(1, recordsPerCall / 2)
         log.warn(s"Hit rate limit. Sleeping for 5 seconds. (stream '$stream', $shardId; now asking for " +
           s"$recordsPerCall records per call)")
         _readyAt = clock.millis() + ThrottleSleepMs + random.nextInt(ThrottleJitterMs)
         ShardReadBatch.Throttled
-      case e: Exception if TransientBackoff.isTransient(e) => transientFailure(e)
+      case e: Exception if ErrorClassifier.isTransient(e) => transientFailure(e)
     }
   }
 

@@ -2,11 +2,9 @@ package io.kinesisspark.fetch
 
 import scala.util.Random
 
-import software.amazon.awssdk.core.exception.SdkClientException
-import software.amazon.awssdk.services.kinesis.model.KinesisException
-
 /**
- * The retry budget for failures that pass (Kinesis unreachable, a connection reset, a timeout, a 5xx): a jittered
+ * The retry budget for failures that pass ([[io.kinesisspark.aws.ErrorClassifier.isTransient]]: Kinesis unreachable,
+ * a connection reset, a timeout, a 5xx, a throttled control-plane call): a jittered
  * exponential back-off over at most [[TransientBackoff.MaxFailures]] failures in a row. The delays double from
  * 0.5 s up to 20 s, each half fixed and half random, so a budget lasts between about 36 and 72 seconds: an outage
  * shorter than that is ridden out, a longer one fails the query with the last error. Shard readers on the executors
@@ -16,7 +14,7 @@ import software.amazon.awssdk.services.kinesis.model.KinesisException
  * {{{
  *   val backoff = new TransientBackoff()
  *   try { call(); backoff.succeeded() }
- *   catch { case e: Exception if TransientBackoff.isTransient(e) =>
+ *   catch { case e: Exception if ErrorClassifier.isTransient(e) =>
  *     backoff.failed().fold(throw e)(delayMs => retryIn(delayMs)) }
  * }}}
  */
@@ -45,11 +43,4 @@ object TransientBackoff {
   val MaxFailures = 8
   private val BaseBackoffMs = 250L
   private val MaxBackoffMs = 20000L
-
-  /** Failures that may pass by themselves: a 5xx from Kinesis, or no answer at all (refused, reset, timed out). */
-  def isTransient(e: Throwable): Boolean = e match {
-    case k: KinesisException   => k.statusCode() >= 500
-    case _: SdkClientException => true
-    case _                     => false
-  }
 }

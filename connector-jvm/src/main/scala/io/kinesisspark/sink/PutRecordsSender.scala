@@ -5,11 +5,8 @@ import java.util.concurrent.{Executor, LinkedBlockingQueue, TimeUnit}
 import scala.collection.mutable
 import scala.util.control.NonFatal
 
-import software.amazon.awssdk.awscore.exception.AwsServiceException
-import software.amazon.awssdk.core.exception.SdkClientException
-
 import io.kinesisspark.{KinesisErrors, KinesisSparkException}
-import io.kinesisspark.aws.{PutEntry, PutEntryResult}
+import io.kinesisspark.aws.{ErrorClassifier, PutEntry, PutEntryResult}
 
 /**
  * Puts the entries of one writer task into Kinesis: PutRecords calls within Kinesis's limits
@@ -261,7 +258,7 @@ final class PutRecordsSender(
       p.attempts += 1
       p.lastErrorCode = code
       p.lastErrorMessage = message
-      val throttled = ThrottlingCodes(code)
+      val throttled = ErrorClassifier.ThrottlingCodes(code)
       if (throttled) {
         metrics.throttledEntries += 1
         for (pacerOf <- pacerFor; shard <- p.entry.predictedShard) pacerOf(c.queue.stream, shard).throttled()
@@ -293,7 +290,7 @@ final class PutRecordsSender(
     }
     if (retried.nonEmpty) {
       // One back-off for all the entries a call got back, so they go out again together, in their order.
-      val throttled = retried.exists(p => ThrottlingCodes(p.lastErrorCode))
+      val throttled = retried.exists(p => ErrorClassifier.ThrottlingCodes(p.lastErrorCode))
       val notBefore = clock() + retry.delayMs(retried.map(_.attempts).max, throttled)
       retried.foreach { p =>
         p.notBeforeMillis = notBefore
@@ -339,10 +336,6 @@ object PutRecordsSender {
    */
   val PacedCallIntervalMs = 50L
 
-  /** Error codes of throttling: the record or call is refused for now, and will be taken later. */
-  val ThrottlingCodes: Set[String] = Set("ProvisionedThroughputExceededException", "LimitExceededException",
-    "ThrottlingException", "KMSThrottlingException", "Throttling", "RequestLimitExceeded", "SlowDown")
-
   private final class StreamQueue(val stream: String) {
     /** Entries waiting to be sent, first or again, by their place in the task's order. */
     val queued = new java.util.TreeMap[java.lang.Long, PendingEntry]()
@@ -360,19 +353,9 @@ object PutRecordsSender {
       outcome: Either[Throwable, IndexedSeq[PutEntryResult]])
 
   /** The error code and message of a failed call worth retrying (throttling, 5xx, I/O); `None` if it is not. */
-  private[sink] def retryable(error: Throwable): Option[(String, String)] = error match {
-    case _: KinesisSparkException => None
-    case e: AwsServiceException =>
-      val (code, message) = describe(e)
-      if (e.isThrottlingException || ThrottlingCodes(code) || e.statusCode() >= 500) Some((code, message)) else None
-    case e: SdkClientException => Some(describe(e))
-    case _ => None
-  }
+  private[sink] def retryable(error: Throwable): Option[(String, String)] =
+    if (ErrorClassifier.isTransient(error)) Some(describe(error)) else None
 
-  private def describe(error: Throwable): (String, String) = error match {
-    case e: AwsServiceException if e.awsErrorDetails() != null =>
-      (Option(e.awsErrorDetails().errorCode()).getOrElse(e.getClass.getSimpleName),
-        Option(e.awsErrorDetails().errorMessage()).getOrElse(String.valueOf(e.getMessage)))
-    case e => (e.getClass.getSimpleName, String.valueOf(e.getMessage))
-  }
+  private def describe(error: Throwable): (String, String) =
+    (ErrorClassifier.errorCode(error), ErrorClassifier.errorMessage(error))
 }

@@ -3,8 +3,6 @@ package io.kinesisspark.fetch
 import scala.util.Random
 
 import org.scalatest.funsuite.AnyFunSuite
-import software.amazon.awssdk.core.exception.SdkClientException
-import software.amazon.awssdk.services.kinesis.model.{InvalidArgumentException, KinesisException}
 
 class TransientBackoffSuite extends AnyFunSuite {
 
@@ -24,12 +22,5 @@ class TransientBackoffSuite extends AnyFunSuite {
     (1 to TransientBackoff.MaxFailures).foreach(_ => backoff.failed())
     backoff.succeeded()
     assert(backoff.failuresInARow == 0 && backoff.failed().exists(_ <= 500L))
-  }
-
-  test("no answer and 5xx pass; a refused request does not") {
-    assert(TransientBackoff.isTransient(SdkClientException.create("Connection refused")))
-    assert(TransientBackoff.isTransient(KinesisException.builder().statusCode(503).message("slow down").build()))
-    assert(!TransientBackoff.isTransient(InvalidArgumentException.builder().statusCode(400).message("bad").build()))
-    assert(!TransientBackoff.isTransient(new IllegalStateException("bug")))
   }
 }

@@ -1,0 +1,70 @@
+package io.kinesisspark.aws
+
+import software.amazon.awssdk.awscore.exception.AwsServiceException
+import software.amazon.awssdk.core.exception.SdkClientException
+import software.amazon.awssdk.services.kinesis.model.{KmsThrottlingException, LimitExceededException,
+  ProvisionedThroughputExceededException}
+
+import io.kinesisspark.KinesisSparkException
+
+/**
+ * What a failed Kinesis call means for whoever made it, for every caller: the source's readers and subscriptions,
+ * the driver's listings, the sink's sender and the control-plane client's own retries. Three kinds:
+ *
+ *  - '''throttling''': Kinesis refused the call for now and will take it later. Besides the data plane's
+ *    `ProvisionedThroughputExceededException`, the control plane answers `LimitExceededException` (HTTP 400) for
+ *    calls over an API's quota, e.g. DescribeStreamSummary's 20 per second per account or ListShards' 1,000 per
+ *    second per stream (the Kinesis API reference lists LimitExceededException under each control-plane action
+ *    for too many requests or resources; the quotas are in the Developer Guide's "Quotas and limits"); a stream
+ *    encrypted with a KMS key answers `KMSThrottlingException` when KMS throttles the stream's requests to it
+ *    (listed under GetRecords, PutRecords and SubscribeToShard in the API reference). The AWS SDK counts only some
+ *    of these codes as throttling (not `LimitExceededException`, not `KMSThrottlingException`), so this list is
+ *    ours;
+ *  - '''transient''': throttling, a 5xx, or no answer at all (refused, reset, timed out): worth a retry after a
+ *    back-off;
+ *  - everything else (a missing stream, refused credentials, a malformed request), which no retry fixes. The
+ *    connector's own exceptions are never transient: they already say what to do.
+ *
+ * {{{
+ *   try api.describeStream("clicks")
+ *   catch { case e: Exception if ErrorClassifier.isTransient(e) => retryLater() }
+ *   ErrorClassifier.isThrottling(e)   // back off longer: the quota refills within a second
+ * }}}
+ */
+object ErrorClassifier {
+
+  /** Error codes of throttling, from Kinesis and from the services and SDK paths in front of it. */
+  val ThrottlingCodes: Set[String] = Set("ProvisionedThroughputExceededException", "LimitExceededException",
+    "KMSThrottlingException", "ThrottlingException", "Throttling", "TooManyRequestsException",
+    "RequestLimitExceeded", "SlowDown")
+
+  /** Kinesis (or the SDK in front of it) refused the call for now: it will be taken later. */
+  def isThrottling(e: Throwable): Boolean = e match {
+    case _: KinesisSparkException => false
+    case _: ProvisionedThroughputExceededException | _: LimitExceededException | _: KmsThrottlingException => true
+    case s: AwsServiceException   => s.isThrottlingException || s.statusCode() == 429 || ThrottlingCodes(errorCode(s))
+    case _                        => false
+  }
+
+  /** Worth retrying after a back-off: throttling, a 5xx, or no answer at all. */
+  def isTransient(e: Throwable): Boolean = e match {
+    case _: KinesisSparkException => false
+    case s: AwsServiceException   => isThrottling(s) || s.statusCode() >= 500
+    case _: SdkClientException    => true
+    case _                        => false
+  }
+
+  /** The error code Kinesis answered (`LimitExceededException`, ...), or the exception's class name without one. */
+  def errorCode(e: Throwable): String = e match {
+    case s: AwsServiceException if s.awsErrorDetails() != null && s.awsErrorDetails().errorCode() != null =>
+      s.awsErrorDetails().errorCode()
+    case other => other.getClass.getSimpleName
+  }
+
+  /** The message Kinesis answered, without the SDK's request details, or the exception's own message. */
+  def errorMessage(e: Throwable): String = e match {
+    case s: AwsServiceException if s.awsErrorDetails() != null && s.awsErrorDetails().errorMessage() != null =>
+      s.awsErrorDetails().errorMessage()
+    case other => String.valueOf(other.getMessage)
+  }
+}

@@ -1,0 +1,52 @@
+package io.kinesisspark.aws
+
+import org.scalatest.funsuite.AnyFunSuite
+import software.amazon.awssdk.awscore.exception.AwsErrorDetails
+import software.amazon.awssdk.core.exception.SdkClientException
+import software.amazon.awssdk.services.kinesis.model.{InvalidArgumentException, KinesisException, KmsThrottlingException,
+  LimitExceededException, ProvisionedThroughputExceededException, ResourceNotFoundException}
+
+import io.kinesisspark.KinesisErrors
+
+class ErrorClassifierSuite extends AnyFunSuite {
+
+  private def answered(status: Int, code: String): KinesisException =
+    KinesisException.builder().statusCode(status)
+      .awsErrorDetails(AwsErrorDetails.builder().errorCode(code).errorMessage("Rate exceeded").build()).build()
+      .asInstanceOf[KinesisException]
+
+  test("every throttling Kinesis answers is throttling, and transient: data plane, control plane, KMS") {
+    val throttles = Seq(
+      ProvisionedThroughputExceededException.builder().statusCode(400).message("shard").build(),
+      // What DescribeStreamSummary over 20 calls per second per account answers; the SDK does not retry it.
+      LimitExceededException.builder().statusCode(400).message("Rate exceeded for DescribeStreamSummary").build(),
+      KmsThrottlingException.builder().statusCode(400).message("KMS").build(),
+      answered(400, "LimitExceededException"),
+      answered(400, "KMSThrottlingException"),
+      answered(429, "TooManyRequestsException"))
+    throttles.foreach { e =>
+      assert(ErrorClassifier.isThrottling(e), e)
+      assert(ErrorClassifier.isTransient(e), e)
+    }
+    assert(ErrorClassifier.errorCode(answered(400, "LimitExceededException")) == "LimitExceededException")
+    assert(ErrorClassifier.errorMessage(answered(400, "LimitExceededException")) == "Rate exceeded")
+  }
+
+  test("no answer and 5xx pass without being throttling; refusals and our own errors do not pass") {
+    val passing = Seq(SdkClientException.create("Connection refused"), answered(503, "ServiceUnavailable"),
+      answered(500, "InternalFailure"))
+    passing.foreach { e =>
+      assert(ErrorClassifier.isTransient(e), e)
+      assert(!ErrorClassifier.isThrottling(e), e)
+    }
+    val final_ = Seq(InvalidArgumentException.builder().statusCode(400).message("bad").build(),
+      ResourceNotFoundException.builder().statusCode(400).message("no stream").build(),
+      answered(400, "AccessDeniedException"), new IllegalStateException("bug"),
+      KinesisErrors.streamNotFound("clicks", "us-east-1", "http://127.0.0.1:1"))
+    final_.foreach { e =>
+      assert(!ErrorClassifier.isTransient(e), e)
+      assert(!ErrorClassifier.isThrottling(e), e)
+    }
+    assert(ErrorClassifier.errorCode(new IllegalStateException("bug")) == "IllegalStateException")
+  }
+}
