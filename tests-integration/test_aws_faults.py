@@ -7,6 +7,12 @@ operation, ``faults`` answers a share of an operation's calls with an error inst
 
 from __future__ import annotations
 
+import json
+import math
+import time
+from datetime import datetime, timezone
+
+import pytest
 from test_multiple_streams import by_stream
 from test_polling_source import assert_delivered_exactly, numbered
 
@@ -53,3 +59,32 @@ def test_reads_ride_out_kms_throttling_internal_failures_and_expired_iterators(
     assert_delivered_exactly(records, puts, name)
     faulted = account.operation_stats("GetRecords")["faulted_calls"]
     assert faulted > 0, "no GetRecords call was faulted"
+
+
+@pytest.mark.parametrize("case", ["at_timestamp 10 s ahead", "latest, Kinesis's clock 12 s behind"])
+def test_a_start_ahead_of_kinesiss_clock_reads_from_there_once_reached(
+    case, kinesis, stream, read_kinesis, sink, proxy
+):
+    """AWS refuses an AT_TIMESTAMP time ahead of its clock (InvalidArgumentException "The timestampInMillis parameter
+    cannot be greater than the currentTimestampInMillis"): a query started at a future time, or with ``latest``
+    (pinned to the driver's clock) on a driver whose clock runs ahead of Kinesis's, failed. It must read nothing
+    until Kinesis's clock gets there, then every record at or after the time."""
+    name = stream(1)
+    kinesis.put_records(name, numbered(30, prefix="before"))
+    if case.startswith("at_timestamp"):
+        start = math.ceil(time.time()) + 10
+        stamp = datetime.fromtimestamp(start, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        position = json.dumps({"at_timestamp": stamp, "format": "yyyy-MM-dd'T'HH:mm:ssX"})
+        account, reached = proxy(kinesis_clock_offset_s=0.0), start + 1.0
+    else:
+        position = "latest"
+        account, reached = proxy(kinesis_clock_offset_s=-12.0), time.time() + 13.0
+
+    query = sink.start(read_kinesis(name, endpoint=account.endpoint, initialPosition=position))
+    time.sleep(max(0.0, reached - time.time()))
+    assert query.exception() is None
+    after = kinesis.put_records(name, numbered(40, prefix="after"))
+    records = sink.wait_for_rows(query, 40)
+    assert_delivered_exactly(records, after, name)
+    refused = account.operation_stats("GetShardIterator")["faulted_calls"]
+    assert refused > 0, "Kinesis's clock never refused the start"

@@ -10,7 +10,10 @@ GetRecords                at most ``get_records_calls_per_s`` served calls per s
                           that every response debits by its record data bytes, a call made while it is
                           negative is throttled; after a response of ``large_response_bytes`` or more, calls
                           on that shard within ``large_response_penalty_s`` are throttled
-GetShardIterator          at most ``get_shard_iterator_calls_per_s`` served calls per shard in any 1 s window
+GetShardIterator          at most ``get_shard_iterator_calls_per_s`` served calls per shard in any 1 s window;
+                          with ``kinesis_clock_offset_s`` set, an AT_TIMESTAMP time ahead of Kinesis's clock
+                          (this machine's plus the offset) is refused with ``InvalidArgumentException``, as
+                          AWS refuses it (kinesis-local accepts it)
 PutRecord, PutRecords     at most ``write_records_per_s`` records and ``write_bytes_per_s`` bytes (data plus
                           partition key) per shard in any 1 s window. PutRecords throttles single entries:
                           they come back with ``ErrorCode`` ProvisionedThroughputExceededException and count
@@ -25,7 +28,8 @@ any operation             ``faults``: operation -> {error code: share of calls}:
                           calls is answered with the error instead of being sent to the emulator, e.g.
                           ``{"GetRecords": {"KMSThrottlingException": 0.05, "InternalFailure": 0.01}}``;
                           ``InternalFailure`` comes with HTTP 500, ``ServiceUnavailable`` with 503, every other
-                          code with 400 (counted as ``faulted_calls`` of the operation)
+                          code with 400 (counted as ``faulted_calls`` of the operation, as are refused
+                          AT_TIMESTAMP times)
 ========================  ===================================================================================
 
 A throttled call gets HTTP 400 with ``x-amzn-ErrorType: ProvisionedThroughputExceededException`` and a body
@@ -82,6 +86,7 @@ import sys
 import tempfile
 import threading
 import time
+from datetime import datetime, timezone
 import urllib.request
 import uuid
 from collections.abc import Callable
@@ -148,11 +153,13 @@ class Limits:
     control_calls_per_s: dict[str, float] | None = None
     # Operation -> {error code: share of its calls answered with that error}.
     faults: dict[str, dict[str, float]] | None = None
+    # Kinesis's clock minus this machine's, in seconds (negative: Kinesis behind); None: times are not checked.
+    kinesis_clock_offset_s: float | None = None
 
     @classmethod
     def disabled(cls) -> Limits:
         """No limit at all: a plain pass-through proxy that still counts."""
-        return cls(None, None, None, 0.0, None, None, None, None, None)
+        return cls(None, None, None, 0.0, None, None, None, None, None, None)
 
     def updated(self, **changes: Any) -> Limits:
         unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
@@ -273,8 +280,16 @@ class _ShardState:
 # Encoding
 
 
-def _decode(body: bytes, cbor: bool) -> Any:
-    return cbor2.loads(body) if cbor else json.loads(body)
+def _sdk_cbor_time(millis: float, _immutable: bool) -> datetime:
+    """A CBOR time (tag 1) as the AWS SDK for Java writes it in requests: epoch milliseconds, not RFC 8949's seconds."""
+    return datetime.fromtimestamp(millis / 1000, timezone.utc)
+
+
+def _decode(body: bytes, cbor: bool, request: bool = False) -> Any:
+    """A JSON or CBOR document; ``request``: one the connector's SDK sent (its CBOR times are milliseconds)."""
+    if not cbor:
+        return json.loads(body)
+    return cbor2.loads(body, semantic_decoders={1: _sdk_cbor_time}) if request else cbor2.loads(body)
 
 
 def _encode(document: Any, cbor: bool) -> bytes:
@@ -467,7 +482,7 @@ class _Proxy:
             self._total(op, cbor=int(cbor))
         body = await request.read()
         try:
-            document = _decode(body, cbor)
+            document = _decode(body, cbor, request=True)
         except Exception:  # malformed: let the emulator answer it
             return await self._send(request, body)
         if not isinstance(document, dict):
@@ -547,6 +562,22 @@ class _Proxy:
     def _throttled(self, cbor: bool, stream: str, shard: str) -> web.Response:
         return self._error(cbor, THROTTLED, self._rate_message(stream, shard))
 
+    def _future_timestamp(self, document: dict) -> str | None:
+        """AWS's refusal of an AT_TIMESTAMP time ahead of Kinesis's clock, if the request asks for one."""
+        offset = self.limits.kinesis_clock_offset_s
+        if offset is None or document.get("ShardIteratorType") != "AT_TIMESTAMP":
+            return None
+        stamp = document.get("Timestamp")
+        # JSON carries epoch seconds; CBOR a tagged time, which cbor2 decodes to a datetime.
+        seconds = stamp.timestamp() if hasattr(stamp, "timestamp") else float(stamp)
+        kinesis_now = time.time() + offset
+        if seconds <= kinesis_now:
+            return None
+        return (
+            "The timestampInMillis parameter cannot be greater than the currentTimestampInMillis. "
+            f"timestampInMillis: {int(seconds * 1000)}, currentTimestampInMillis: {int(kinesis_now * 1000)}"
+        )
+
     def _fault(self, op: str) -> str | None:
         """The error code to answer this call of ``op`` with instead of serving it (:attr:`Limits.faults`)."""
         shares = (self.limits.faults or {}).get(op)
@@ -581,6 +612,11 @@ class _Proxy:
         self, request: web.Request, body: bytes, document: dict, cbor: bool
     ) -> web.Response:
         stream, shard = _stream_name(document), str(document.get("ShardId") or UNKNOWN)
+        refusal = self._future_timestamp(document)
+        if refusal is not None:
+            with self.lock:
+                self._total("GetShardIterator", calls=1, faulted=1)
+            return self._error(cbor, "InvalidArgumentException", refusal)
         now = time.monotonic()
         with self.lock:
             state = self._shard(stream, shard, now)

@@ -105,6 +105,17 @@ final class PositionUnavailableException(val stream: String, val shardId: String
     val detail: String) extends RuntimeException(s"stream '$stream', $shardId: no record at $position ($detail)")
 
 /**
+ * Kinesis refused an AT_TIMESTAMP position because the time is ahead of its own clock: a start time in the future,
+ * or a driver whose clock runs ahead of Kinesis's (AWS answers InvalidArgumentException "The timestampInMillis
+ * parameter cannot be greater than the currentTimestampInMillis"; an older time is never refused, it starts at the
+ * oldest record). Nothing at or after the time exists yet, so the reader has nothing to read until it does.
+ */
+final class PositionInFutureException(val stream: String, val shardId: String, val timestampMillis: Long,
+    val detail: String) extends RuntimeException(
+  s"stream '$stream', $shardId: Kinesis has no records at or after ${java.time.Instant.ofEpochMilli(timestampMillis)} " +
+    s"yet ($detail)")
+
+/**
  * @param parentShardIds        the shard's parent, and for a merge the adjacent parent
  * @param closed                whether the shard has an ending sequence number (no new records will arrive)
  * @param hashKeyRange          the hash keys the shard takes records for (`None` when not known)

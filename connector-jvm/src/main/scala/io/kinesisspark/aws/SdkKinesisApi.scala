@@ -80,6 +80,10 @@ final class SdkKinesisApi(control: KinesisClient, data: KinesisClient, connectio
       // ResourceNotFound ("Unable to find record with provided SequenceNumber") for one they do not have.
       case e: KinesisException if position.isInstanceOf[ShardPosition.AfterRecord] && mentionsSequenceNumber(e) =>
         throw new PositionUnavailableException(stream, shardId, position, e.awsErrorDetails().errorMessage())
+      // The one argument of an AT_TIMESTAMP request Kinesis can find invalid is a time ahead of its clock.
+      case e: InvalidArgumentException if position.isInstanceOf[ShardPosition.AtTimestamp] =>
+        throw new PositionInFutureException(stream, shardId,
+          position.asInstanceOf[ShardPosition.AtTimestamp].epochMillis, ErrorClassifier.errorMessage(e))
     }
   }
 

@@ -8,7 +8,8 @@ import scala.util.Random
 import scala.util.control.NonFatal
 
 import org.slf4j.LoggerFactory
-import software.amazon.awssdk.services.kinesis.model.{LimitExceededException, ResourceInUseException, ResourceNotFoundException}
+import software.amazon.awssdk.services.kinesis.model.{InvalidArgumentException, LimitExceededException, ResourceInUseException,
+  ResourceNotFoundException}
 
 import io.kinesisspark.{KinesisErrors, ShardPosition}
 import io.kinesisspark.aws.ErrorClassifier
@@ -239,6 +240,9 @@ final class ShardSubscription(
       if (refusals > MaxRefusals) fail(KinesisErrors.subscriptionRefused(stream, shardId, consumerArn, refusals, e))
       else if (idle) pause()
       else scheduleAttempt(math.max(spacingDelay(acceptedAt), MinSubscribeSpacingMs + random.nextInt(RefusalJitterMs + 1)))
+    case _: InvalidArgumentException if resumeFrom.isInstanceOf[ShardPosition.AtTimestamp] =>
+      // A start time ahead of Kinesis's clock (see aws.PositionInFutureException): nothing to read yet.
+      scheduleAttempt(math.max(spacingDelay(acceptedAt), FutureStartRetryMs))
     case _ if isTransient(e) =>
       if (e.isInstanceOf[ResourceNotFoundException]) _consumerMissing = true
       backoff.failed() match {
@@ -277,6 +281,8 @@ object ShardSubscription {
   private val RefusalJitterMs = 1000
   /** A subscription nobody polled for this long is not renewed (its shard is read elsewhere, or not at all). */
   val DefaultIdlePauseMs = 60000L
+  /** How often a start time ahead of Kinesis's clock is asked for again. */
+  val FutureStartRetryMs = 1000L
   /** About 3 minutes of refusals: someone else keeps taking the subscription over. */
   private val MaxRefusals = 30
 

@@ -9,7 +9,7 @@ import software.amazon.awssdk.services.kinesis.model.{ExpiredIteratorException, 
 
 import io.kinesisspark.{DataLossPolicy, KinesisErrors, ShardPosition, StreamNotFoundException}
 import io.kinesisspark.ShardPosition.{Finished, TrimHorizon}
-import io.kinesisspark.aws.{ErrorClassifier, HashKeyRange, KinesisApi, PositionUnavailableException}
+import io.kinesisspark.aws.{ErrorClassifier, HashKeyRange, KinesisApi, PositionInFutureException, PositionUnavailableException}
 
 /**
  * Reads one shard forward from a position, one GetRecords call per [[next]], within the shard's limits:
@@ -19,6 +19,8 @@ import io.kinesisspark.aws.{ErrorClassifier, HashKeyRange, KinesisApi, PositionU
  *  - when throttled (ProvisionedThroughputExceeded, LimitExceeded, KMSThrottling: see
  *    [[io.kinesisspark.aws.ErrorClassifier]]): halve the records asked for, sleep 5 s (with jitter), then recover by a
  *    tenth of `maxRecordsPerFetch` per successful call;
+ *  - a start time ahead of Kinesis's clock (AT_TIMESTAMP in the future, or a driver clock ahead of Kinesis's) reads
+ *    nothing and asks again every second, until Kinesis's clock reaches it;
  *  - transient errors (network, 5xx) are retried with jittered exponential backoff, a bounded number of times.
  *
  * Used both to prefetch and to re-read a range whose blocks are gone, so both see exactly the same records. It
@@ -59,6 +61,7 @@ final class ShardReader(
   private var recordsPerCall = limits.maxRecordsPerFetch
   private val transientBackoff = new TransientBackoff(random)
   private var streamGone = false
+  private var futureStartLogged = false
   private val recentCalls = scala.collection.mutable.Queue.empty[Long]
   private val deaggregator = new Deaggregator(stream, shardId, hashKeyRange, clock)
 
@@ -140,6 +143,14 @@ final class ShardReader(
       case e: ResourceInUseException =>
         // The stream is being created, deleted or resharded: a state that passes.
         transientFailure(e)
+      case e: PositionInFutureException =>
+        // Nothing at or after the start time exists yet: the shard is caught up, and is asked again in a moment.
+        if (!futureStartLogged) {
+          futureStartLogged = true
+          log.info(s"${e.getMessage}; asking again every ${FutureStartRetryMs}ms until Kinesis's clock reaches it")
+        }
+        _readyAt = clock.millis() + FutureStartRetryMs
+        ShardReadBatch(Vector.empty, 0L, ended = false, bytes = 0L, caughtUp = true)
       case e: Exception if ErrorClassifier.isThrottling(e) =>
         // The shard's read limits (ProvisionedThroughputExceeded), GetShardIterator's or a KMS key's quota.
         throttles += 1
@@ -207,6 +218,8 @@ object ShardReader {
   /** Kinesis allows 5 GetRecords calls per second per shard. */
   private val CallsPerSecond = 5
   private val WindowMarginMs = 25L
+  /** How often a start time ahead of Kinesis's clock is asked for again. */
+  val FutureStartRetryMs = 1000L
 }
 
 /**

@@ -68,6 +68,10 @@ final class FakeShardSubscriber(val records: mutable.ArrayBuffer[FetchedRecord],
       case -1 => records.size
       case i  => i
     }
+    case ShardPosition.AtTimestamp(ms) => records.indexWhere(_.approximateArrivalMillis >= ms) match {
+      case -1 => records.size
+      case i  => i
+    }
     case other => throw new IllegalArgumentException(s"not used in these tests: $other")
   }
 }

@@ -6,10 +6,10 @@ import scala.util.Random
 import org.scalatest.funsuite.AnyFunSuite
 import software.amazon.awssdk.awscore.exception.AwsErrorDetails
 import software.amazon.awssdk.core.exception.SdkClientException
-import software.amazon.awssdk.services.kinesis.model.{KinesisException, ResourceInUseException}
+import software.amazon.awssdk.services.kinesis.model.{InvalidArgumentException, KinesisException, ResourceInUseException}
 
 import io.kinesisspark.{KinesisSparkException, ShardPosition, SteppedClock}
-import io.kinesisspark.ShardPosition.{AfterRecord, TrimHorizon}
+import io.kinesisspark.ShardPosition.{AfterRecord, AtTimestamp, TrimHorizon}
 import io.kinesisspark.fetch.{FakeKinesisApi, FetchLimits}
 
 class ShardSubscriptionSuite extends AnyFunSuite {
@@ -89,6 +89,19 @@ class ShardSubscriptionSuite extends AnyFunSuite {
     assert(times.size == 3)
     times.zip(times.tail).foreach { case (a, b) => assert(b - a >= 5000L && b - a <= 6000L, times) }
     assert(sub.refusedOrThrottled == 2)
+  }
+
+  test("a start time ahead of Kinesis's clock is asked for again every second, and never fails the task") {
+    val s = new Setup(records = 6)
+    def future(): Throwable = InvalidArgumentException.builder().statusCode(400)
+      .message("The timestampInMillis parameter cannot be greater than the currentTimestampInMillis").build()
+    (1 to 20).foreach(_ => s.subscriber.script += Refuse(future()))
+    val sub = s.subscription(AtTimestamp(0L))
+    (1 to 21).foreach { _ => s.scheduler.runNext(); sub.poll(0L) } // poll throws once the subscription failed
+    val times = s.subscriber.attempts.map(_.atMillis)
+    assert(times.size == 21, times)
+    times.zip(times.tail).take(20).foreach { case (a, b) => assert(b - a >= 1000L && b - a < 5000L, times) }
+    assert(s.subscriber.attempts.last.outcome == Accept() && sub.queuedEvents > 0)
   }
 
   test("the queue is bounded: events are asked for only while it has room") {

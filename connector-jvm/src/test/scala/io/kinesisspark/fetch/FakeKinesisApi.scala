@@ -23,6 +23,8 @@ final class FakeKinesisApi(stream: String = "s") extends KinesisApi {
   var failNext = 0
   var createdMillis = 1000L
   var deleted = false
+  /** Kinesis's clock: an AT_TIMESTAMP position after it is refused, as AWS refuses it. */
+  var kinesisNow: () => Long = () => Long.MaxValue
   var getRecordsCalls = 0
   var iteratorCalls = 0
   val consumers = mutable.LinkedHashMap.empty[String, StreamConsumer]
@@ -61,6 +63,8 @@ final class FakeKinesisApi(stream: String = "s") extends KinesisApi {
     val records = shards(shardId)
     val index = position match {
       case ShardPosition.TrimHorizon => trimmedBefore(shardId)
+      case ShardPosition.AtTimestamp(ms) if ms > kinesisNow() =>
+        throw new PositionInFutureException(name, shardId, ms, "timestampInMillis > currentTimestampInMillis")
       case ShardPosition.AtTimestamp(ms) => records.indexWhere(_.approximateArrivalMillis >= ms) match {
         case -1 => records.size
         case i  => i

@@ -114,6 +114,22 @@ class ShardReaderSuite extends AnyFunSuite {
     assert(b.records.map(_.approximateArrivalMillis) == Seq(1003L, 1004L))
   }
 
+  test("a start time ahead of Kinesis's clock reads nothing, caught up, until Kinesis reaches it; then from there") {
+    // The driver's clock runs 20 s ahead of Kinesis's, or the query was told to start 20 s from now.
+    val clock = new SteppedClock
+    clock.now = 100000L
+    val api = new FakeKinesisApi()
+    api.kinesisNow = () => clock.now
+    api.add("shard-0", 3, arrivalMillis = 99000L) // before the start: never read
+    val r = reader(api, AtTimestamp(120000L), 10, clock)
+    val waiting = Iterator.continually(r.next()).takeWhile(_ => clock.now < 120000L).toSeq
+    assert(waiting.nonEmpty && waiting.forall(b => b.records.isEmpty && b.caughtUp && !b.ended))
+    assert(waiting.size <= 21, waiting.size) // asked about once a second, not in a busy loop
+    api.add("shard-0", 2, arrivalMillis = 120500L)
+    val read = Iterator.continually(r.next()).take(3).flatMap(_.records).toSeq
+    assert(read.map(_.approximateArrivalMillis) == Seq(120503L, 120504L)) // the fake adds each record's index
+  }
+
   private def lossReader(api: FakeKinesisApi, from: io.kinesisspark.ShardPosition, failOnDataLoss: Boolean,
                          created: Option[Long] = None) =
     new ShardReader(api, "s", "shard-0", from, FetchLimits(100, minFetchPeriodMs = 400), new SteppedClock,
