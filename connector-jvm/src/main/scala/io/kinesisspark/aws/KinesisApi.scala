@@ -105,6 +105,13 @@ final class PositionUnavailableException(val stream: String, val shardId: String
     val detail: String) extends RuntimeException(s"stream '$stream', $shardId: no record at $position ($detail)")
 
 /**
+ * Kinesis has no such shard in a stream that exists: a closed shard is removed once its records are older than the
+ * retention period, so a reader that had not finished it lost the rest.
+ */
+final class ShardNotFoundException(val stream: String, val shardId: String, val detail: String)
+  extends RuntimeException(s"stream '$stream' has no shard $shardId ($detail)")
+
+/**
  * Kinesis refused an AT_TIMESTAMP position because the time is ahead of its own clock: a start time in the future,
  * or a driver whose clock runs ahead of Kinesis's (AWS answers InvalidArgumentException "The timestampInMillis
  * parameter cannot be greater than the currentTimestampInMillis"; an older time is never refused, it starts at the

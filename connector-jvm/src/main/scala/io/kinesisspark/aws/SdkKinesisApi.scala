@@ -74,7 +74,7 @@ final class SdkKinesisApi(control: KinesisClient, data: KinesisClient, connectio
       case ShardPosition.Finished =>
         throw new IllegalArgumentException(s"shard $shardId of stream '$stream' is finished; there is nothing to read")
     }
-    try call("GetShardIterator", stream)(data.getShardIterator(b.build())).shardIterator()
+    try call("GetShardIterator", stream, shardId = Some(shardId))(data.getShardIterator(b.build())).shardIterator()
     catch {
       // Kinesis answers InvalidArgument for a sequence number that retention trimmed; some emulators answer
       // ResourceNotFound ("Unable to find record with provided SequenceNumber") for one they do not have.
@@ -166,6 +166,11 @@ final class SdkKinesisApi(control: KinesisClient, data: KinesisClient, connectio
 
   private def arn(stream: String): Option[String] = connection.streamArns.get(stream)
 
+  /** Whether DescribeStreamSummary finds the stream (a missing shard and a missing stream answer alike). */
+  private def streamExists(stream: String): Boolean =
+    try { describeStream(stream); true }
+    catch { case _: io.kinesisspark.StreamNotFoundException => false }
+
   private def mentionsSequenceNumber(e: KinesisException): Boolean = e match {
     case _: InvalidArgumentException | _: ResourceNotFoundException =>
       Option(e.awsErrorDetails()).flatMap(d => Option(d.errorMessage())).exists(_.toLowerCase.contains("sequencenumber"))
@@ -174,9 +179,11 @@ final class SdkKinesisApi(control: KinesisClient, data: KinesisClient, connectio
 
   /**
    * Maps a missing stream to our own error (for `consumerCall`s ResourceNotFound means a missing consumer and is the
-   * caller's to handle); other SDK errors propagate with the call and stream named.
+   * caller's to handle; for a call about `shardId` it may be the shard, which a stream that still exists tells
+   * apart); other SDK errors propagate with the call and stream named.
    */
-  private def call[T](name: String, stream: String, consumerCall: Boolean = false)(f: => T): T =
+  private def call[T](name: String, stream: String, consumerCall: Boolean = false, shardId: Option[String] = None)(
+      f: => T): T =
     try f
     catch {
       case e: KinesisException if CredentialErrorCodes(Option(e.awsErrorDetails()).map(_.errorCode()).orNull) =>
@@ -190,6 +197,8 @@ final class SdkKinesisApi(control: KinesisClient, data: KinesisClient, connectio
       case e: StsException =>
         throw KinesisErrors.credentialsFailed(connection.credentials.description, name,
           s"STS ${Option(e.awsErrorDetails()).map(d => s"${d.errorCode()}: ${d.errorMessage()}").getOrElse(e.getMessage)}", e)
+      case e: ResourceNotFoundException if shardId.isDefined && !mentionsSequenceNumber(e) && streamExists(stream) =>
+        throw new ShardNotFoundException(stream, shardId.get, ErrorClassifier.errorMessage(e))
       case e: ResourceNotFoundException if !mentionsSequenceNumber(e) && !consumerCall =>
         throw KinesisErrors.streamNotFound(stream, connection.region, connection.endpointDescription)
     }

@@ -9,7 +9,8 @@ import software.amazon.awssdk.services.kinesis.model.{ExpiredIteratorException, 
 
 import io.kinesisspark.{DataLossPolicy, KinesisErrors, ShardPosition, StreamNotFoundException}
 import io.kinesisspark.ShardPosition.{Finished, TrimHorizon}
-import io.kinesisspark.aws.{ErrorClassifier, HashKeyRange, KinesisApi, PositionInFutureException, PositionUnavailableException}
+import io.kinesisspark.aws.{ErrorClassifier, HashKeyRange, KinesisApi, PositionInFutureException, PositionUnavailableException,
+  ShardNotFoundException}
 
 /**
  * Reads one shard forward from a position, one GetRecords call per [[next]], within the shard's limits:
@@ -143,6 +144,14 @@ final class ShardReader(
       case e: ResourceInUseException =>
         // The stream is being created, deleted or resharded: a state that passes.
         transientFailure(e)
+      case e: ShardNotFoundException =>
+        // Kinesis removed the shard (closed, and past retention) before it was read to its end: what was left of it
+        // expired unread. It is done either way, so its children can be read.
+        dataLoss.report(stream, shardId, s"the shard no longer exists in the stream, and records after ${_position} " +
+          s"expired unread (${e.detail})")
+        dataLossEvents += 1
+        _ended = true
+        ShardReadBatch(Vector.empty, 0L, ended = true, bytes = 0L, caughtUp = true)
       case e: PositionInFutureException =>
         // Nothing at or after the start time exists yet: the shard is caught up, and is asked again in a moment.
         if (!futureStartLogged) {

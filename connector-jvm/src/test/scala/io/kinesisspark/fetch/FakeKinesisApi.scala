@@ -60,6 +60,7 @@ final class FakeKinesisApi(stream: String = "s") extends KinesisApi {
   override def shardIterator(name: String, shardId: String, position: ShardPosition): String = {
     iteratorCalls += 1
     if (deleted) throw KinesisErrors.streamNotFound(name, "us-east-1", "fake")
+    if (!shards.contains(shardId)) throw new ShardNotFoundException(name, shardId, s"Shard $shardId does not exist")
     val records = shards(shardId)
     val index = position match {
       case ShardPosition.TrimHorizon => trimmedBefore(shardId)

@@ -130,6 +130,19 @@ class ShardReaderSuite extends AnyFunSuite {
     assert(read.map(_.approximateArrivalMillis) == Seq(120503L, 120504L)) // the fake adds each record's index
   }
 
+  test("a shard Kinesis removed before it was read to its end is a data loss naming the shard, not a deleted stream") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 1)
+    def gone(failOnDataLoss: Boolean) = new ShardReader(api, "s", "shard-7", AfterRecord("100"),
+      FetchLimits(100, minFetchPeriodMs = 400), new SteppedClock, _ => (),
+      dataLoss = io.kinesisspark.DataLossPolicy(failOnDataLoss))
+    val error = intercept[io.kinesisspark.KinesisSparkException](gone(failOnDataLoss = true).next())
+    assert(error.getMessage.contains("shard-7") && error.getMessage.contains("no longer exists"), error.getMessage)
+    val lenient = gone(failOnDataLoss = false)
+    val batch = lenient.next()
+    assert(batch.ended && batch.records.isEmpty && lenient.ended && lenient.dataLossEvents == 1)
+    assert(!lenient.streamDeleted)
+  }
+
   private def lossReader(api: FakeKinesisApi, from: io.kinesisspark.ShardPosition, failOnDataLoss: Boolean,
                          created: Option[Long] = None) =
     new ShardReader(api, "s", "shard-0", from, FetchLimits(100, minFetchPeriodMs = 400), new SteppedClock,
