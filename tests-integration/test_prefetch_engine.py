@@ -16,6 +16,7 @@ from collections import Counter, defaultdict
 import pytest
 from harness.kinesis import PutResult
 from harness.limits_proxy import MIB
+from harness.producer import KeyedProducer
 from harness.sink import BatchSink, ProgressLog, SinkRecord, wait_until_started
 from test_polling_source import assert_delivered_exactly, assert_load_fails, numbered
 
@@ -23,6 +24,8 @@ SHARD_0 = "shardId-000000000000"
 SHARD_1 = "shardId-000000000001"
 RECORD_BYTES = 1000  # "about 1 KB" records
 AVAILABLE_NOW_TIMEOUT_S = 120
+# How long after the query's start the driver fixes Trigger.AvailableNow's target, at most (query start-up).
+TARGET_MARGIN_S = 10.0
 # Spark reports progress after every batch and, when idle, every 10 s (noDataProgressEventInterval).
 METRIC_WAIT_S = 30.0
 THROTTLE_WAIT_S = 60.0
@@ -288,6 +291,40 @@ def test_available_now_reads_what_the_shards_held_then_stops(kinesis, stream, re
     assert_delivered_exactly(records, parent_puts + child_puts + more, name)
     second_run = [r for r in records if r.batch_id > last_batch]
     assert sorted(r.data for r in second_run) == sorted(p.data for p in more)
+
+
+@pytest.mark.parametrize("mode", ["polling", "efo"])
+def test_available_now_with_a_live_producer_ends_at_its_target(mode, kinesis, emulator, stream, read_kinesis, sink):
+    """Spark's AvailableNow contract: the end is fixed when the trigger starts. With a producer writing throughout,
+    a run read records that arrived long after its start (1,200 of them over 40 s, in the report that found it),
+    and at a shard's write limit it might never end. Every record that arrived before the start must be read once,
+    none that arrived after the target (the driver's time at the start, within a few seconds of it)."""
+    name = stream(2)
+    kinesis.put_records(name, numbered(1000))
+    producer = KeyedProducer(emulator.endpoint, name, keys=10, interval_s=0.05).start()  # about 150 records/s
+    producer.wait_rounds(20)
+    options = dict(initialPosition="trim_horizon", maxRecordsPerFetch="100")
+    if mode == "efo":
+        options.update(consumerMode="efo", consumerName="available-now-live")
+    try:
+        started = time.time()
+        query = sink.start(read_kinesis(name, **options), trigger={"availableNow": True})
+        ended = query.awaitTermination(AVAILABLE_NOW_TIMEOUT_S)
+    finally:
+        producer.stop()
+    assert ended, f"AvailableNow did not stop within {AVAILABLE_NOW_TIMEOUT_S} s; {sink.describe(query)}"
+    assert query.exception() is None, query.exception()
+    read = sink.records()
+    keys = [(r.shard_id, r.sequence_number) for r in read]
+    assert len(keys) == len(set(keys)), "a record was delivered twice"
+    stored = kinesis.read_all(name)
+    held = {(r["ShardId"], r["SequenceNumber"]) for r in stored if r["ApproximateArrivalTimestamp"].timestamp() <= started}
+    assert held <= set(keys), f"{len(held - set(keys))} records that arrived before the start were not read"
+    # The end the run fixed for itself, shortly after the query started.
+    target = int(query.lastProgress["sources"][0]["metrics"]["availableNowTargetMillis"]) / 1000
+    assert started <= target <= started + TARGET_MARGIN_S, f"target {target - started:.1f} s after the start"
+    after = [r for r in read if r.arrival > target]
+    assert not after, f"read {len(after)} records that arrived after the target; {len(read)} of {len(stored)} read"
 
 
 def test_available_now_on_an_empty_stream_stops_by_itself(stream, read_kinesis, sink):

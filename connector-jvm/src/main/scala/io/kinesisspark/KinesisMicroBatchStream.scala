@@ -31,7 +31,9 @@ import io.kinesisspark.efo.ConsumerRegistrar
  * are exposed only after all its parents are `Finished` in the batch start.
  *
  * Trigger.AvailableNow: the time and the shards at the trigger's start are the target; batches run until every
- * target shard is finished or has been read up to its tip by a fetch round that began after that time.
+ * target shard is finished, has been read up to its tip by a fetch round that began after that time, or has been
+ * read past the time; records that arrived after it (ApproximateArrivalTimestamp) are never exposed, however busy
+ * the producers are.
  */
 final class KinesisMicroBatchStream(
     options: KinesisSourceOptions,
@@ -146,13 +148,18 @@ final class KinesisMicroBatchStream(
       reconciled.base,
       reconciled.fresh,
       (stream, shard) => prefetcher.graph(stream).parentsOf(shard),
-      (stream, shard, from) => prefetcher.buffer.rangesAfter(stream, shard, from),
+      (stream, shard, from) => {
+        val buffered = prefetcher.buffer.rangesAfter(stream, shard, from)
+        // Trigger.AvailableNow ends at its target: nothing that arrived after it is exposed.
+        availableNow.fold(buffered)(target => buffered.takeWhile(r => !target.isAfter(r)))
+      },
       budget)
   }
 
   override def prepareForTriggerAvailableNow(): Unit = {
     val shards = options.streams.flatMap(s => api.listShards(s, options.maxShardsPerDescribe).map(i => (s, i.shardId)))
     availableNow = Some(AvailableNowTarget(clock.millis(), shards.toSet))
+    prefetcher.cutAtArrival(availableNow.get.atMillis)
     log.info(s"Trigger.AvailableNow: reading ${shards.size} shard(s) up to what they held at ${availableNow.get.atMillis}")
   }
 
@@ -218,7 +225,9 @@ final class KinesisMicroBatchStream(
       else options.streams.flatMap { stream =>
         shardMetrics(active.filter(_._1 == stream), stats.filter(_._1._1 == stream)).map { case (k, v) => s"$stream.$k" -> v }
       }.toMap
-    (overall ++ perStream).asJava
+    // Trigger.AvailableNow's end: records that arrived after this time (epoch millis) are left for the next run.
+    val target = availableNow.map(t => "availableNowTargetMillis" -> t.atMillis.toString)
+    (overall ++ perStream ++ target).asJava
   }
 
   /** Lag (of active shards), shard count and fetch statistics over some shards. */

@@ -68,6 +68,11 @@ final class Prefetcher(
   private var failure: Option[Throwable] = None
   private var rounds = 0L
   @volatile private var stopped = false
+  /** Trigger.AvailableNow's target time: responses are split there (see [[ShardFetchTask.arrivalCut]]). */
+  @volatile private var arrivalCut: Option[Long] = None
+
+  /** From now on, fetch rounds store what arrived up to `millis` and after it as separate ranges. */
+  def cutAtArrival(millis: Long): Unit = arrivalCut = Some(millis)
   private var thread: Thread = _
   private var runningRound: Option[FutureAction[_]] = None
 
@@ -314,7 +319,7 @@ final class Prefetcher(
       groups.map { group =>
         val location = stats.get((group.head.stream, group.head.shardId)).flatMap(_.location).toSeq
         (ShardFetchTask(options.connection, limits, streamId, group, share, dataLoss,
-          options.efo.flatMap(_.subscriptionMaxEvents)), location)
+          options.efo.flatMap(_.subscriptionMaxEvents), arrivalCut), location)
       }
     }
     // Submitted under the lock `stop` takes, so a stop either sees this round (and cancels it) or prevents it.

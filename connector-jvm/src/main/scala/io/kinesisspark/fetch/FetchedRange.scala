@@ -9,7 +9,9 @@ final case class BlockRef(streamId: Int, uniqueId: Long, location: String)
  * The records of one shard in (`from`, `to`], held in `block` (absent when the range holds no records and only
  * marks the shard's end, or when the block could not be stored, in which case readers go to Kinesis). `to` is the
  * last record read, or `Finished` when reading reached SHARD_END. This metadata is all the driver keeps; the
- * records stay on the executor.
+ * records stay on the executor. `firstArrivalMillis` is the first record's ApproximateArrivalTimestamp (Kinesis's
+ * clock; `Long.MinValue` when the range holds no records): Trigger.AvailableNow exposes no range that starts after
+ * its target time.
  */
 final case class FetchedRange(
     stream: String,
@@ -18,4 +20,5 @@ final case class FetchedRange(
     to: ShardPosition,
     block: Option[BlockRef],
     records: Int,
-    bytes: Long)
+    bytes: Long,
+    firstArrivalMillis: Long = Long.MinValue)

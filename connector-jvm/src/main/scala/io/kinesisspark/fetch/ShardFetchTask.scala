@@ -8,6 +8,10 @@ import io.kinesisspark.aws.{AwsConnection, HashKeyRange}
  * once the task has read `maxBytes` (its share of the room left in the buffer; it may overshoot by one response).
  * Blocks are named (`streamId`, id made from the order's `orderId`, the task attempt and a counter).
  *
+ * @param arrivalCut Trigger.AvailableNow's target time: a response whose records arrived on both sides of it is
+ *                   stored as two ranges, so that the target falls between ranges; a shard that has read past it
+ *                   stops for the round
+ *
  * @param efoSubscriptionMaxEvents test only: end each enhanced fan-out subscription after this many events
  */
 final case class ShardFetchTask(
@@ -17,7 +21,8 @@ final case class ShardFetchTask(
     orders: Seq[ShardFetchOrder],
     maxBytes: Long = Long.MaxValue,
     dataLoss: DataLossPolicy = DataLossPolicy(failOnDataLoss = true),
-    efoSubscriptionMaxEvents: Option[Int] = None)
+    efoSubscriptionMaxEvents: Option[Int] = None,
+    arrivalCut: Option[Long] = None)
 
 /**
  * Fetch `shardId` of `stream` from `from`.

@@ -7,6 +7,7 @@ import scala.util.control.NonFatal
 import org.apache.spark.{TaskContext, TaskKilledException}
 import org.apache.spark.kinesisspark.BlockStoreBridge
 
+import io.kinesisspark.ShardPosition
 import io.kinesisspark.ShardPosition.Finished
 import io.kinesisspark.aws.KinesisApi
 import io.kinesisspark.efo.EfoShardReader
@@ -80,35 +81,51 @@ object ShardFetcher {
     private var caughtUp = false
     private var lag: Option[Long] = None
     private var blocks = 0
+    private var pastCut = false
 
-    /** Adds the batch to the shard's ranges; returns the id of the block it was stored in, if any. */
-    def record(batch: ShardReadBatch, task: ShardFetchTask, attempt: Int): Option[Long] = {
+    /** Adds the batch to the shard's ranges; returns the ids of the blocks it was stored in. */
+    def record(batch: ShardReadBatch, task: ShardFetchTask, attempt: Int): Seq[Long] = {
       if (batch ne ShardReadBatch.Throttled) {
         caughtUp = batch.caughtUp
         lag = Some(batch.millisBehindLatest)
       }
       val to = if (batch.ended) Finished else reader.position
-      if (batch.records.nonEmpty) {
-        // Attempt and counter in the id: a retried task never reuses a block id holding other records.
-        val uniqueId = (order.orderId << 24) | (attempt.toLong << 20) | blocks
-        blocks += 1
-        val recordBytes = batch.records.iterator.map(_.sizeInBytes).sum
-        val block = BlockStoreBridge.put(task.streamId, uniqueId, RecordBlockCodec.encode(batch.records))
-          .map(BlockRef(task.streamId, uniqueId, _))
-        ranges += FetchedRange(order.stream, order.shardId, position, to, block, batch.records.size, recordBytes)
-        bytes += recordBytes
-        position = to
-        block.map(_ => uniqueId)
-      } else {
+      val stored = if (batch.records.isEmpty) {
         if (batch.ended) ranges += FetchedRange(order.stream, order.shardId, position, Finished, None, 0, 0L)
-        position = to
-        None
+        Nil
+      } else {
+        // Records of a shard arrive in order: those up to the cut, then those after it, each their own range.
+        val (upToCut, afterCut) = task.arrivalCut.fold((batch.records, Vector.empty[KinesisRecord]))(cut =>
+          batch.records.span(_.approximateArrivalMillis <= cut))
+        val parts = Seq(upToCut, afterCut).filter(_.nonEmpty)
+        parts.zipWithIndex.flatMap { case (records, i) =>
+          store(records, if (i == parts.size - 1) to else records.last.position, task, attempt)
+        }
       }
+      if (task.arrivalCut.exists(cut => batch.records.lastOption.exists(_.approximateArrivalMillis > cut))) pastCut = true
+      position = to
+      stored
+    }
+
+    /** Stores `records` (after `position`, up to `to`) as one block and range; the block's id if it was stored. */
+    private def store(records: Vector[KinesisRecord], to: ShardPosition, task: ShardFetchTask,
+        attempt: Int): Option[Long] = {
+      // Attempt and counter in the id: a retried task never reuses a block id holding other records.
+      val uniqueId = (order.orderId << 24) | (attempt.toLong << 20) | blocks
+      blocks += 1
+      val recordBytes = records.iterator.map(_.sizeInBytes).sum
+      val block = BlockStoreBridge.put(task.streamId, uniqueId, RecordBlockCodec.encode(records))
+        .map(BlockRef(task.streamId, uniqueId, _))
+      ranges += FetchedRange(order.stream, order.shardId, position, to, block, records.size, recordBytes,
+        records.head.approximateArrivalMillis)
+      bytes += recordBytes
+      position = to
+      block.map(_ => uniqueId)
     }
 
     def bytesRead: Long = bytes
 
-    def done(limits: FetchLimits): Boolean = reader.ended || caughtUp || bytes >= limits.maxRoundBytes
+    def done(limits: FetchLimits): Boolean = reader.ended || caughtUp || pastCut || bytes >= limits.maxRoundBytes
 
     def result(location: String): ShardFetchResult = ShardFetchResult(
       order.stream, order.shardId, ranges.result(), caughtUp || reader.ended, lag,
