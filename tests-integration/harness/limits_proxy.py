@@ -24,6 +24,16 @@ control plane             ``control_calls_per_s``: operation -> calls per second
                           call over it gets HTTP 400 ``LimitExceededException`` "Rate exceeded for <operation>",
                           as Kinesis answers, and is not sent to the emulator. Set it lower than Kinesis's to
                           model other applications of the account using the rest
+retention                 ``retention_s`` (a moving horizon: now minus it) and ``trim_horizon_ms`` (a fixed one,
+                          epoch milliseconds): records that arrived before the later of the two are gone. The
+                          proxy takes them out of GetRecords responses, so every way of reading (TRIM_HORIZON,
+                          AT_TIMESTAMP, an iterator at or after a trimmed sequence number, an iterator issued
+                          before the trim) reads on from the oldest record left, which is what AWS documents
+                          for the one case it describes (GetShardIterator: "If the time stamp is older than the
+                          current trim horizon, the iterator returned is for the oldest untrimmed data record")
+                          and what its error list implies for sequence numbers (no error names trimmed data;
+                          GetRecords may answer with no records, and "it might take multiple calls to get to a
+                          portion of the shard that contains records"). Counted as ``trimmed_records``
 any operation             ``faults``: operation -> {error code: share of calls}: that share of the operation's
                           calls is answered with the error instead of being sent to the emulator, e.g.
                           ``{"GetRecords": {"KMSThrottlingException": 0.05, "InternalFailure": 0.01}}``;
@@ -155,11 +165,15 @@ class Limits:
     faults: dict[str, dict[str, float]] | None = None
     # Kinesis's clock minus this machine's, in seconds (negative: Kinesis behind); None: times are not checked.
     kinesis_clock_offset_s: float | None = None
+    # Retention: records that arrived more than this many seconds ago are gone (a moving trim horizon).
+    retention_s: float | None = None
+    # Records that arrived before this time (epoch milliseconds) are gone (a trim horizon moved by hand).
+    trim_horizon_ms: float | None = None
 
     @classmethod
     def disabled(cls) -> Limits:
         """No limit at all: a plain pass-through proxy that still counts."""
-        return cls(None, None, None, 0.0, None, None, None, None, None, None)
+        return cls(None, None, None, 0.0, None, None, None, None, None, None, None, None)
 
     def updated(self, **changes: Any) -> Limits:
         unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
@@ -285,11 +299,24 @@ def _sdk_cbor_time(millis: float, _immutable: bool) -> datetime:
     return datetime.fromtimestamp(millis / 1000, timezone.utc)
 
 
-def _decode(body: bytes, cbor: bool, request: bool = False) -> Any:
-    """A JSON or CBOR document; ``request``: one the connector's SDK sent (its CBOR times are milliseconds)."""
+def _decode(body: bytes, cbor: bool, request: bool = False, keep_times: bool = False) -> Any:
+    """A JSON or CBOR document; ``request``: one the connector's SDK sent (its CBOR times are milliseconds);
+    ``keep_times``: CBOR times stay tags, so the document encodes back byte for byte as it came."""
     if not cbor:
         return json.loads(body)
+    if keep_times:
+        return cbor2.loads(body, semantic_decoders={1: lambda value, _immutable: cbor2.CBORTag(1, value)})
     return cbor2.loads(body, semantic_decoders={1: _sdk_cbor_time}) if request else cbor2.loads(body)
+
+
+def _arrival_ms(value: Any) -> float:
+    """A record's ApproximateArrivalTimestamp in epoch milliseconds: JSON gives seconds; CBOR a tag whose number
+    is seconds (RFC 8949) or, from emulators made for the Java SDK, milliseconds (told apart by size)."""
+    number = value.value if isinstance(value, cbor2.CBORTag) else value
+    if isinstance(number, datetime):
+        return number.timestamp() * 1000
+    number = float(number or 0)
+    return number if number > 1e11 else number * 1000
 
 
 def _encode(document: Any, cbor: bool) -> bytes:
@@ -374,7 +401,7 @@ class _Proxy:
         self, op: str, calls: int = 0, throttled: int = 0, size: int = 0, cbor: int = 0, faulted: int = 0
     ) -> None:
         total = self.op_totals.setdefault(
-            op, {"calls": 0, "throttled_calls": 0, "faulted_calls": 0, "bytes": 0, "cbor_calls": 0}
+            op, {"calls": 0, "throttled_calls": 0, "faulted_calls": 0, "bytes": 0, "cbor_calls": 0, "trimmed_records": 0}
         )
         total["calls"] += calls
         total["throttled_calls"] += throttled
@@ -665,12 +692,22 @@ class _Proxy:
         if status != 200:
             return response
         try:
-            result = _decode(raw, cbor)
+            result = _decode(raw, cbor, keep_times=True)
             records = result.get("Records") or []
-            size = sum(_blob_size(r.get("Data")) for r in records)
             next_iterator = result.get("NextShardIterator")
         except Exception:
             return response
+        horizon = self._trim_horizon_ms()
+        if horizon is not None:
+            kept = [r for r in records if _arrival_ms(r.get("ApproximateArrivalTimestamp")) >= horizon]
+            if len(kept) < len(records):
+                with self.lock:
+                    self.op_totals.setdefault("GetRecords", {})["trimmed_records"] = (
+                        self.op_totals["GetRecords"].get("trimmed_records", 0) + len(records) - len(kept)
+                    )
+                records = result["Records"] = kept
+                response = self._response(status, response.headers, _encode(result, cbor))
+        size = sum(_blob_size(r.get("Data")) for r in records)
         now = time.monotonic()
         with self.lock:
             self._stats(stream, shard, "GetRecords").served(now, len(records), size)
@@ -685,6 +722,13 @@ class _Proxy:
                     state.penalty_until = now + limits.large_response_penalty_s
                 self._remember_iterator(next_iterator, stream, shard, now)
         return response
+
+    def _trim_horizon_ms(self) -> float | None:
+        limits = self.limits
+        horizons = [h for h in (limits.trim_horizon_ms,) if h is not None]
+        if limits.retention_s is not None:
+            horizons.append((time.time() - limits.retention_s) * 1000)
+        return max(horizons) if horizons else None
 
     # ---- writes
 
@@ -1089,7 +1133,8 @@ class LimitsProxy:
         return {**EMPTY_OP_STATS, **stats["streams"].get(stream, {}).get(shard, {}).get(operation, {})}
 
     def operation_stats(self, operation: str, stats: dict | None = None) -> dict[str, float]:
-        """Calls, throttled calls, faulted calls, bytes and CBOR-encoded calls of one operation over all shards, and
+        """Calls, throttled calls, faulted calls, bytes, CBOR-encoded calls and trimmed records of one operation over
+        all shards, and
         ``data_span_s``: seconds from the first to the last call that served or stored data."""
         stats = stats if stats is not None else self.stats()
         return {
@@ -1098,6 +1143,7 @@ class LimitsProxy:
             "faulted_calls": 0,
             "bytes": 0,
             "cbor_calls": 0,
+            "trimmed_records": 0,
             "data_span_s": 0.0,
             **stats["operations"].get(operation, {}),
         }

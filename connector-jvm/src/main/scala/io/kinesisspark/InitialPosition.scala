@@ -30,8 +30,7 @@ sealed trait InitialPosition {
     case InitialPosition.Latest                   => ShardPosition.AtTimestamp(nowMillis)
     case InitialPosition.TrimHorizon              => ShardPosition.TrimHorizon
     case InitialPosition.AtTimestamp(ms)          => ShardPosition.AtTimestamp(ms)
-    // An aggregate's sub-records are numbered from 0: "after sub-record -1" is the record itself, whole.
-    case InitialPosition.AtSequenceNumber(seq)    => ShardPosition.AfterRecord(seq, Some(-1L))
+    case InitialPosition.AtSequenceNumber(seq)    => ShardPosition.atRecord(seq)
     case InitialPosition.AfterSequenceNumber(seq) => ShardPosition.AfterRecord(seq)
     case InitialPosition.PerShard(default, _)     => default.shardPosition(nowMillis)
   }

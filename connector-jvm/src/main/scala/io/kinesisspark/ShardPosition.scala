@@ -26,6 +26,12 @@ object ShardPosition {
     private[kinesisspark] lazy val sequence: BigInt = BigInt(sequenceNumber)
   }
 
+  /**
+   * Reading from record `sequenceNumber` itself (AT_SEQUENCE_NUMBER), all of it: an aggregate's sub-records are
+   * numbered from 0, so "after sub-record -1" is the whole record.
+   */
+  def atRecord(sequenceNumber: String): AfterRecord = AfterRecord(sequenceNumber, Some(-1L))
+
   /** The shard was read to its end (GetRecords returned no next iterator). Nothing more will ever come. */
   case object Finished extends ShardPosition
 

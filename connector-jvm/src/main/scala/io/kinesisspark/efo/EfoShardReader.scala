@@ -2,12 +2,13 @@ package io.kinesisspark.efo
 
 import java.time.Clock
 
+import org.slf4j.LoggerFactory
 import software.amazon.awssdk.services.kinesis.model.{InvalidArgumentException, KinesisException}
 
 import io.kinesisspark.{DataLossPolicy, ShardPosition}
-import io.kinesisspark.ShardPosition.{Finished, TrimHorizon}
-import io.kinesisspark.aws.{AwsConnection, HashKeyRange, KinesisApi, PositionUnavailableException}
-import io.kinesisspark.fetch.{Deaggregator, FetchLimits, ShardFetchOrder, ShardReadBatch, ShardReader, ShardSource}
+import io.kinesisspark.ShardPosition.Finished
+import io.kinesisspark.aws.{AwsConnection, HashKeyRange, KinesisApi}
+import io.kinesisspark.fetch.{Deaggregator, FetchLimits, ResumeCheck, ShardFetchOrder, ShardReadBatch, ShardReader, ShardSource}
 
 /**
  * Reads one shard by enhanced fan-out: each [[next]] takes one event of the shard's [[ShardSubscription]] (waiting
@@ -20,8 +21,10 @@ import io.kinesisspark.fetch.{Deaggregator, FetchLimits, ShardFetchOrder, ShardR
  * caught up (lag 0, nothing queued), the reader confirms with the polling reader from its position, at most once
  * a second: GetRecords returning no record and no next iterator is SHARD_END, the one signal polling trusts too.
  *
- * A subscription refused because its position is no longer in the shard (trimmed by retention) goes to the
- * `dataLoss` policy, as with polling: fail, or continue from TRIM_HORIZON.
+ * A subscription resuming after a record starts AT that record, which the first event must hold; if it does not,
+ * retention trimmed it and the `dataLoss` policy decides, as with polling (see [[io.kinesisspark.fetch.ResumeCheck]]).
+ * A subscription refused for its sequence number starts again at TRIM_HORIZON and is judged the same way. The
+ * position never moves back: records up to it are skipped whatever the subscription starts at.
  *
  * {{{
  *   val reader = EfoShardReader(connection, api, order, limits, dataLoss, subscriptionMaxEvents = None)
@@ -49,7 +52,9 @@ final class EfoShardReader(
 
   require(start != Finished, s"shard $shardId is finished")
 
-  private var subscription = subscribe(start)
+  private val resumeCheck = new ResumeCheck(stream, shardId, dataLoss)
+  private var subscription = subscribe(resumeCheck.iteratorPosition(start))
+  private var restartedFromOldest = false
   private var _position: ShardPosition = start
   private var _ended = false
   private var lag: Option[Long] = None
@@ -87,11 +92,12 @@ final class EfoShardReader(
     lastPollAt = started
     val event =
       try subscription.poll(pollWaitMs)
-      catch { case e: KinesisException if positionRefused(e) => return restartAfterLoss(e) }
+      catch { case e: KinesisException if positionRefused(e) => return restartFromOldest(e) }
     callMillis += clock.millis() - started
     event match {
       case Some(e) =>
         calls += 1
+        if (resumeCheck.lossReported(e.records, atTip = e.millisBehindLatest == 0L, _position)) dataLossEvents += 1
         val records = deaggregator.userRecords(e.records, _position)
         records.lastOption.foreach(r => _position = r.position)
         lag = Some(e.millisBehindLatest)
@@ -140,29 +146,25 @@ final class EfoShardReader(
     batch.ended && batch.records.isEmpty
   }
 
-  /** Kinesis refused the subscription's starting position; InvalidArgument is how it refuses a trimmed one. */
+  /** Kinesis refused the subscription's starting position; InvalidArgument is how it refuses a sequence number. */
   private def positionRefused(e: KinesisException): Boolean =
-    e.isInstanceOf[InvalidArgumentException] && _position.isInstanceOf[ShardPosition.AfterRecord]
+    e.isInstanceOf[InvalidArgumentException] && _position.isInstanceOf[ShardPosition.AfterRecord] && !restartedFromOldest
 
-  /** Confirms the position is gone with GetShardIterator; if so the data-loss policy decides, else `e` stands. */
-  private def restartAfterLoss(e: KinesisException): ShardReadBatch = {
-    try api.shardIterator(stream, shardId, _position)
-    catch {
-      case gone: PositionUnavailableException =>
-        dataLoss.report(stream, shardId, s"the record at ${_position}, where reading resumes, is no longer in the " +
-          s"shard (${gone.getMessage}); records after it may have expired unread")
-        dataLossEvents += 1
-        subscription.close()
-        earlierSubscriptions += subscription.subscriptionsAccepted
-        _position = TrimHorizon
-        subscription = subscribe(TrimHorizon)
-        return ShardReadBatch.Throttled
-    }
-    throw e
+  /** Subscribes again from the oldest record left; the first event tells whether records were lost. */
+  private def restartFromOldest(e: KinesisException): ShardReadBatch = {
+    log.info(s"Kinesis refused a subscription at ${_position} of stream '$stream', $shardId (${e.getMessage}); " +
+      "subscribing from the oldest record left")
+    restartedFromOldest = true
+    subscription.close()
+    earlierSubscriptions += subscription.subscriptionsAccepted
+    resumeCheck.iteratorPosition(_position)
+    subscription = subscribe(resumeCheck.refused())
+    ShardReadBatch.Throttled
   }
 }
 
 object EfoShardReader {
+  private val log = LoggerFactory.getLogger(classOf[EfoShardReader])
   /** The reader of a fetch order with a consumer ARN, subscribing through this JVM's asynchronous client. */
   def apply(connection: AwsConnection, api: KinesisApi, order: ShardFetchOrder, limits: FetchLimits,
       dataLoss: DataLossPolicy, subscriptionMaxEvents: Option[Int]): EfoShardReader = {

@@ -8,8 +8,8 @@ import org.slf4j.LoggerFactory
 import software.amazon.awssdk.services.kinesis.model.{ExpiredIteratorException, ResourceInUseException}
 
 import io.kinesisspark.{DataLossPolicy, KinesisErrors, ShardPosition, StreamNotFoundException}
-import io.kinesisspark.ShardPosition.{Finished, TrimHorizon}
-import io.kinesisspark.aws.{ErrorClassifier, HashKeyRange, KinesisApi, PositionInFutureException, PositionUnavailableException,
+import io.kinesisspark.ShardPosition.Finished
+import io.kinesisspark.aws.{ErrorClassifier, GetRecordsResult, HashKeyRange, KinesisApi, PositionInFutureException, PositionUnavailableException,
   ShardNotFoundException}
 
 /**
@@ -28,8 +28,9 @@ import io.kinesisspark.aws.{ErrorClassifier, HashKeyRange, KinesisApi, PositionI
  * keeps its own position, so an expired iterator is replaced from the last record read. KPL aggregates are
  * returned as their user records ([[Deaggregator]]), and records at or before the position (user records of an
  * aggregate already read) are skipped, so reading resumes inside an aggregate. When the record to resume
- * after is no longer in the shard (trimmed by retention), `dataLoss` decides: fail, or continue from the oldest
- * record still there. If the stream's creation time differs from `streamCreatedMillis`, the position is gone because
+ * after is no longer in the shard (trimmed by retention; found by [[ResumeCheck]] from the records returned),
+ * `dataLoss` decides: fail, or continue with the oldest record still there. The position never moves back.
+ * If the stream's creation time differs from `streamCreatedMillis`, the position is gone because
  * the stream was deleted and created again: the reader then reads nothing more (the driver starts the new stream
  * afresh), so records of the new stream are never delivered as if they followed the old one.
  *
@@ -65,6 +66,11 @@ final class ShardReader(
   private var futureStartLogged = false
   private val recentCalls = scala.collection.mutable.Queue.empty[Long]
   private val deaggregator = new Deaggregator(stream, shardId, hashKeyRange, clock)
+  private val resumeCheck = new ResumeCheck(stream, shardId, dataLoss, beforeLoss = () =>
+    if (streamCreatedMillis.exists(_ != api.describeStream(stream).createdMillis)) {
+      throw new StreamRecreatedException(s"the stream was deleted and created again while the shard was read " +
+        s"(no record at ${_position})")
+    })
 
   /** Counters since this reader was made; read by the fetcher for metrics. */
   var calls = 0L
@@ -99,18 +105,20 @@ final class ShardReader(
     calls += 1
     var started = clock.millis()
     try {
-      val asked = recordsPerCall
+      var asked = recordsPerCall
+      def call(): GetRecordsResult = {
+        val it = currentIterator()
+        started = clock.millis() // spacing counts from the GetRecords call, not from a GetShardIterator before it
+        // A fresh iterator starts AT the last record read (see ResumeCheck): ask for one more, to get as many new.
+        asked = if (resumeCheck.pending) math.min(MaxRecordsPerCall, recordsPerCall + 1) else recordsPerCall
+        api.getRecords(stream, it, asked)
+      }
       val result =
-        try {
-          val it = currentIterator()
-          started = clock.millis() // spacing counts from the GetRecords call, not from a GetShardIterator before it
-          api.getRecords(stream, it, asked)
-        } catch {
+        try call()
+        catch {
           case _: ExpiredIteratorException =>
             iterator = None // iterators live 5 minutes; start a new one from where we are
-            val it = currentIterator()
-            started = clock.millis()
-            api.getRecords(stream, it, asked)
+            call()
         }
       recentCalls.enqueue(started)
       if (recentCalls.size > CallsPerSecond) recentCalls.dequeue()
@@ -128,6 +136,7 @@ final class ShardReader(
       val windowMs = if (recentCalls.size < CallsPerSecond) Long.MinValue else recentCalls.head + 1000L + WindowMarginMs
       _readyAt = math.max(windowMs, started + math.max(limits.minFetchPeriodMs, math.max(byteBudgetMs, penaltyMs)))
 
+      if (resumeCheck.lossReported(result.records, atTip = result.millisBehindLatest == 0L, _position)) dataLossEvents += 1
       val records = deaggregator.userRecords(result.records, _position)
       records.lastOption.foreach(r => _position = r.position)
       iterator = result.nextIterator
@@ -200,17 +209,16 @@ final class ShardReader(
 
   private def currentIterator(): String = iterator.getOrElse {
     val it =
-      try api.shardIterator(stream, shardId, _position)
+      try api.shardIterator(stream, shardId, resumeCheck.iteratorPosition(_position))
       catch {
         case e: PositionUnavailableException if streamCreatedMillis.exists(_ != api.describeStream(stream).createdMillis) =>
           throw new StreamRecreatedException(s"the stream was deleted and created again while the shard was read " +
             s"(${e.getMessage})")
         case e: PositionUnavailableException =>
-          dataLoss.report(stream, shardId, s"the record at ${_position}, where reading resumes, is no longer in the " +
-            s"shard (${e.getMessage}); records after it may have expired unread")
-          dataLossEvents += 1
-          _position = TrimHorizon // records still there all come after the one that is gone
-          api.shardIterator(stream, shardId, TrimHorizon)
+          // Refused (as some emulators do for a record they no longer have): the oldest record left tells.
+          log.info(s"Kinesis refused an iterator at ${_position} of stream '$stream', $shardId (${e.detail}); " +
+            "reading from the oldest record left")
+          api.shardIterator(stream, shardId, resumeCheck.refused())
       }
     iterator = Some(it)
     it
@@ -224,6 +232,8 @@ object ShardReader {
   val LargeResponsePenaltyMs = 5000L
   val ThrottleSleepMs = 5000L
   val ThrottleJitterMs = 1000
+  /** GetRecords returns at most 10,000 records per call (its Limit's maximum, in the API reference). */
+  private val MaxRecordsPerCall = 10000
   /** Kinesis allows 5 GetRecords calls per second per shard. */
   private val CallsPerSecond = 5
   private val WindowMarginMs = 25L

@@ -99,35 +99,64 @@ class EfoShardReaderSuite extends AnyFunSuite {
     assert(batch.records.size == 5 && batch.ended && s.reader.ended && s.api.getRecordsCalls == 0)
   }
 
-  test("a position trimmed away goes to the data-loss policy: fail, or go on from TRIM_HORIZON") {
-    val failing = new Setup(records = 5)
-    failing.api.trimmedBefore(failing.shard) = 3
-    val refused = InvalidArgumentException.builder().message("Invalid StartingSequenceNumber").build()
-    failing.subscriber.script += Refuse(refused)
-    // Resume after a record that is gone.
-    val r = new EfoShardReader(failing.api, { from =>
-      val s = new ShardSubscription(failing.subscriber, Arn, "s", failing.shard, from, 4, None, failing.scheduler,
-        failing.clock)
-      s.start()
-      s
-    }, "s", failing.shard, AfterRecord(failing.api.shards(failing.shard)(1).sequenceNumber), Arn, FetchLimits(100),
-      failing.clock, pollWaitMs = 0L)
-    failing.scheduler.runNext()
-    assert(intercept[KinesisSparkException](r.next()).getMessage.contains("Data loss"))
+  // Kinesis starts a subscription at a trimmed sequence number from the oldest record left; an emulator may refuse it.
+  for (refused <- Seq(false, true)) {
+    val how = if (refused) "refused" else "served from the oldest record"
 
-    val going = new Setup(records = 5, dataLoss = DataLossPolicy(failOnDataLoss = false))
-    going.api.trimmedBefore(going.shard) = 3
-    going.subscriber.script += Refuse(refused)
-    val g = new EfoShardReader(going.api, { from =>
-      val s = new ShardSubscription(going.subscriber, Arn, "s", going.shard, from, 4, None, going.scheduler, going.clock)
-      s.start()
-      s
-    }, "s", going.shard, AfterRecord(going.api.shards(going.shard)(1).sequenceNumber), Arn, FetchLimits(100),
-      going.clock, DataLossPolicy(failOnDataLoss = false), pollWaitMs = 0L)
-    going.scheduler.runNext()
-    assert(g.next().records.isEmpty && g.dataLossEvents == 1 && g.position == TrimHorizon)
-    going.scheduler.runNext()
-    assert(g.next().records.nonEmpty)
+    def trimmedReader(s: Setup, dataLoss: DataLossPolicy): EfoShardReader = {
+      s.api.trimmedBefore(s.shard) = 3
+      s.subscriber.trimmedBefore = 3
+      if (refused) s.subscriber.script += Refuse(InvalidArgumentException.builder().message("Invalid StartingSequenceNumber").build())
+      // Resume after record 1, which is gone (so is record 2).
+      val r = new EfoShardReader(s.api, { from =>
+        val sub = new ShardSubscription(s.subscriber, Arn, "s", s.shard, from, 4, None, s.scheduler, s.clock)
+        sub.start()
+        sub
+      }, "s", s.shard, AfterRecord(s.api.shards(s.shard)(1).sequenceNumber), Arn, FetchLimits(100), s.clock, dataLoss,
+        pollWaitMs = 0L)
+      s.scheduler.runNext()
+      r
+    }
+
+    def nextBatch(s: Setup, r: EfoShardReader): io.kinesisspark.fetch.ShardReadBatch = {
+      var batch = r.next()
+      while (batch eq io.kinesisspark.fetch.ShardReadBatch.Throttled) { s.scheduler.runNext(); batch = r.next() }
+      batch
+    }
+
+    test(s"a subscription whose resume record was trimmed fails by default, naming the position ($how)") {
+      val s = new Setup(records = 5)
+      val r = trimmedReader(s, DataLossPolicy(failOnDataLoss = true))
+      val e = intercept[KinesisSparkException](nextBatch(s, r))
+      assert(e.getMessage.contains("Data loss") && e.getMessage.contains(s.api.shards(s.shard)(1).sequenceNumber), e.getMessage)
+      assert(s.subscriber.attempts.head.from == io.kinesisspark.ShardPosition.atRecord(s.api.shards(s.shard)(1).sequenceNumber))
+    }
+
+    test(s"without failOnDataLoss a trimmed resume record is counted once and reading goes on; the position never moves back ($how)") {
+      val s = new Setup(records = 5, dataLoss = DataLossPolicy(failOnDataLoss = false))
+      val start = AfterRecord(s.api.shards(s.shard)(1).sequenceNumber)
+      val r = trimmedReader(s, DataLossPolicy(failOnDataLoss = false))
+      assert(r.position == start)
+      val batch = nextBatch(s, r)
+      assert(batch.records.map(_.sequenceNumber) == s.api.shards(s.shard).drop(3).map(_.sequenceNumber))
+      assert(r.dataLossEvents == 1)
+    }
+  }
+
+  test("a subscription resuming after a record still in the shard starts AT it and counts no loss") {
+    val s = new Setup(records = 5)
+    s.subscriber.trimmedBefore = 1
+    val r = new EfoShardReader(s.api, { from =>
+      val sub = new ShardSubscription(s.subscriber, Arn, "s", s.shard, from, 4, None, s.scheduler, s.clock)
+      sub.start()
+      sub
+    }, "s", s.shard, AfterRecord(s.api.shards(s.shard)(1).sequenceNumber), Arn, FetchLimits(100), s.clock,
+      pollWaitMs = 0L)
+    s.scheduler.runNext()
+    var batch = r.next()
+    while (batch eq io.kinesisspark.fetch.ShardReadBatch.Throttled) { s.scheduler.runNext(); batch = r.next() }
+    assert(batch.records.map(_.sequenceNumber) == s.api.shards(s.shard).drop(2).map(_.sequenceNumber))
+    assert(r.dataLossEvents == 0)
   }
 
   test("the reader is scheduled first when it has events queued, else after the shards polled before it") {

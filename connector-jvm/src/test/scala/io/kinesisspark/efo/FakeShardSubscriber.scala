@@ -21,6 +21,8 @@ final class FakeShardSubscriber(val records: mutable.ArrayBuffer[FetchedRecord],
   val script = mutable.Queue.empty[Outcome]
   val attempts = mutable.ArrayBuffer.empty[Attempt]
   var closedShard = false
+  /** Records hidden as retention would; a subscription at a hidden record starts at the oldest one left. */
+  var trimmedBefore = 0
 
   override def subscribe(consumerArn: String, shardId: String, from: ShardPosition, listener: SubscriptionListener): Unit = {
     val outcome = if (script.isEmpty) Accept() else script.dequeue()
@@ -62,9 +64,13 @@ final class FakeShardSubscriber(val records: mutable.ArrayBuffer[FetchedRecord],
   /** Delivers records appended to `records` since, to subscriptions still asking for events. */
   def pump(): Unit = pumps.foreach(_())
 
-  private def firstIndexAfter(from: ShardPosition): Int = from match {
+  private def firstIndexAfter(from: ShardPosition): Int = math.max(trimmedBefore, from match {
     case ShardPosition.TrimHorizon => 0
     case ShardPosition.AfterRecord(seq, None) => records.indexWhere(r => BigInt(r.sequenceNumber) > BigInt(seq)) match {
+      case -1 => records.size
+      case i  => i
+    }
+    case ShardPosition.AfterRecord(seq, Some(_)) => records.indexWhere(r => BigInt(r.sequenceNumber) >= BigInt(seq)) match {
       case -1 => records.size
       case i  => i
     }
@@ -73,7 +79,7 @@ final class FakeShardSubscriber(val records: mutable.ArrayBuffer[FetchedRecord],
       case i  => i
     }
     case other => throw new IllegalArgumentException(s"not used in these tests: $other")
-  }
+  })
 }
 
 object FakeShardSubscriber {

@@ -9,8 +9,9 @@ import io.kinesisspark.aws._
  * An in-memory Kinesis for unit tests of the logic behind [[KinesisApi]]: shards hold records in order; an
  * iterator is "shard:index". `closed` shards end (no next iterator) once read through; `expireNext`,
  * `throttleNext` and `failNext` make the next GetRecords calls fail (expired iterator, throttled, connection
- * reset); `trimmedBefore` hides the first records as retention would (resuming after a hidden record fails the
- * way Kinesis does); `createdMillis` and `deleted` stand for a stream created again, or deleted. `add` fills a
+ * reset); `trimmedBefore` hides the first records as retention would (an iterator for a hidden record's sequence
+ * number starts at the oldest record left, as Kinesis's does; with `refuseTrimmed`, it is refused, as some emulators
+ * refuse a sequence number they do not have); `createdMillis` and `deleted` stand for a stream created again, or deleted. `add` fills a
  * shard with numbered plain records, `put` appends one with any data. Consumers: a registered one stays CREATING
  * for `describesUntilActive` DescribeStreamConsumer calls; `registerLimitExceeded` throttles the next registrations.
  */
@@ -18,6 +19,7 @@ final class FakeKinesisApi(stream: String = "s") extends KinesisApi {
   val shards = mutable.LinkedHashMap.empty[String, mutable.ArrayBuffer[FetchedRecord]]
   val closed = mutable.Set.empty[String]
   val trimmedBefore = mutable.Map.empty[String, Int].withDefaultValue(0)
+  var refuseTrimmed = false
   var expireNext = false
   var throttleNext = 0
   var failNext = 0
@@ -75,7 +77,9 @@ final class FakeKinesisApi(stream: String = "s") extends KinesisApi {
           case -1 => records.size
           case i  => i
         }
-        if (at < trimmedBefore(shardId)) throw new PositionUnavailableException(name, shardId, position, "trimmed")
+        if (at < trimmedBefore(shardId) && refuseTrimmed) {
+          throw new PositionUnavailableException(name, shardId, position, "trimmed")
+        }
         if (sub.isEmpty && at < records.size && records(at).sequenceNumber == seq) at + 1 else at
       case ShardPosition.Finished => throw new IllegalArgumentException("finished")
     }
@@ -100,7 +104,7 @@ final class FakeKinesisApi(stream: String = "s") extends KinesisApi {
     }
     val (shard, start) = iterator.splitAt(iterator.lastIndexOf(':'))
     val records = shards(shard)
-    val from = start.drop(1).toInt
+    val from = math.max(start.drop(1).toInt, trimmedBefore(shard)) // a live iterator reads on from the oldest left
     val page = records.slice(from, from + limit).toSeq
     val next = from + page.size
     val atEnd = next >= records.size

@@ -148,17 +148,51 @@ class ShardReaderSuite extends AnyFunSuite {
     new ShardReader(api, "s", "shard-0", from, FetchLimits(100, minFetchPeriodMs = 400), new SteppedClock,
       _ => (), dataLoss = io.kinesisspark.DataLossPolicy(failOnDataLoss), streamCreatedMillis = created)
 
-  test("a resume position trimmed by retention fails by default, naming the shard and the option") {
-    val api = new FakeKinesisApi(); api.add("shard-0", 10); api.trimmedBefore("shard-0") = 4
-    val e = intercept[io.kinesisspark.KinesisSparkException](lossReader(api, AfterRecord("120"), failOnDataLoss = true).next())
-    assert(e.getMessage.contains("shard-0") && e.getMessage.contains("'s'") && e.getMessage.contains("failOnDataLoss"))
+  // Kinesis starts an iterator for a trimmed sequence number at the oldest record left; some emulators refuse it.
+  for (refused <- Seq(false, true)) {
+    val how = if (refused) "refused" else "served from the oldest record"
+    def trimmed(before: Int): FakeKinesisApi = {
+      val api = new FakeKinesisApi(); api.add("shard-0", 10); api.trimmedBefore("shard-0") = before
+      api.refuseTrimmed = refused
+      api
+    }
+
+    test(s"a resume position trimmed by retention fails by default, naming stream, shard, position and option ($how)") {
+      val e = intercept[io.kinesisspark.KinesisSparkException](
+        lossReader(trimmed(4), AfterRecord("120"), failOnDataLoss = true).next())
+      for (part <- Seq("shard-0", "'s'", "failOnDataLoss", "AfterRecord(120", "140")) {
+        assert(e.getMessage.contains(part), s"$part not in ${e.getMessage}")
+      }
+    }
+
+    test(s"without failOnDataLoss a trimmed resume position is counted once; reading goes on from the oldest record ($how)") {
+      val api = trimmed(4)
+      val r = lossReader(api, AfterRecord("120"), failOnDataLoss = false, created = Some(1000L))
+      assert(r.next().records.map(_.sequenceNumber) == (4 until 10).map(i => (100 + i * 10).toString))
+      assert(r.dataLossEvents == 1 && !r.streamDeleted)
+      api.add("shard-0", 2)
+      assert(r.next().records.size == 2 && r.dataLossEvents == 1)
+    }
+
+    test(s"a resume record trimmed with nothing after it left: the position stays, no loss is counted ($how)") {
+      val api = trimmed(10)
+      val r = lossReader(api, AfterRecord("120"), failOnDataLoss = true)
+      val batch = r.next()
+      assert(batch.records.isEmpty && batch.caughtUp && r.dataLossEvents == 0)
+      assert(r.position == AfterRecord("120"), "the position never moves back (a fetch round appends from it)")
+      api.add("shard-0", 1)
+      assert(r.next().records.map(_.sequenceNumber) == Seq("200") && r.dataLossEvents == 0)
+    }
   }
 
-  test("without failOnDataLoss a trimmed resume position is counted and reading goes on from the oldest record") {
-    val api = new FakeKinesisApi(); api.add("shard-0", 10); api.trimmedBefore("shard-0") = 4
-    val r = lossReader(api, AfterRecord("120"), failOnDataLoss = false, created = Some(1000L))
-    assert(r.next().records.map(_.sequenceNumber) == (4 until 10).map(i => (100 + i * 10).toString))
-    assert(r.dataLossEvents == 1 && !r.streamDeleted)
+  test("resuming after a record still in the shard starts AT it and loses nothing") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 10); api.trimmedBefore("shard-0") = 2 // "120" is the oldest
+    val r = lossReader(api, AfterRecord("120"), failOnDataLoss = true)
+    assert(r.next().records.map(_.sequenceNumber) == (3 until 10).map(i => (100 + i * 10).toString))
+    assert(r.dataLossEvents == 0)
+    api.trimmedBefore("shard-0") = 9 // trimmed under a live iterator: Kinesis's answers cannot show it
+    api.add("shard-0", 1)
+    assert(r.next().records.map(_.sequenceNumber) == Seq("200") && r.dataLossEvents == 0)
   }
 
   test("a stream created again is not read on from the old stream's position") {
