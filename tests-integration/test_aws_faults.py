@@ -88,3 +88,26 @@ def test_a_start_ahead_of_kinesiss_clock_reads_from_there_once_reached(
     assert_delivered_exactly(records, after, name)
     refused = account.operation_stats("GetShardIterator")["faulted_calls"]
     assert refused > 0, "Kinesis's clock never refused the start"
+
+
+def test_steady_state_lists_shards_without_describing_streams(kinesis, stream, read_kinesis, sink, proxy):
+    """Listing used to describe every stream (DescribeStreamSummary, 20 calls per second for the whole account)
+    every ``shardFetchInterval``. ListShards shows when a stream was created again (a known shard id with another
+    starting sequence number, or a new shard numbered below a known one), so once running, a query lists only."""
+    names = [stream(1) for _ in range(3)]
+    puts = {name: kinesis.put_records(name, numbered(10, prefix=name)) for name in names}
+    account = proxy()
+    query = sink.start(
+        read_kinesis(",".join(names), endpoint=account.endpoint, initialPosition="trim_horizon", shardFetchInterval="1s")
+    )
+    records = sink.wait_for_rows(query, 30)
+    for name in names:
+        assert_delivered_exactly(by_stream(records, name), puts[name], name)
+
+    account.reset()
+    time.sleep(8)
+    stats = account.stats()
+    listings = account.operation_stats("ListShards", stats)["calls"]
+    describes = account.operation_stats("DescribeStreamSummary", stats)["calls"]
+    assert listings >= 3 * 5, f"the streams were listed {listings} times in 8 s"
+    assert describes == 0, f"{describes} DescribeStreamSummary calls in steady state ({listings} ListShards)"

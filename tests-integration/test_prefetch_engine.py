@@ -379,6 +379,34 @@ def test_lag_metrics_show_a_backlog_and_then_the_catch_up(kinesis, stream, read_
     assert lag[-1] == 0, f"lag after catching up: maxMsBehindLatest {lag}"
 
 
+def test_lag_is_of_what_the_query_processed_not_of_what_was_fetched(kinesis, emulator, stream, read_kinesis, sink):
+    """A producer writes about 200 records/s; the query takes 20 records a batch and 6 s per batch, so it falls
+    behind by many seconds, while the prefetcher, paused on a full buffer, fetches little. The lag metrics must
+    follow how far behind the query is."""
+    name = stream(1)
+    producer = KeyedProducer(emulator.endpoint, name, keys=10, interval_s=0.05).start()
+    try:
+        query = sink.start(
+            read_kinesis(name, initialPosition="trim_horizon", maxRecordsPerTrigger="20", fetchBufferSize="20kb"),
+            batch_delay_s=6.0,
+        )
+        log = ProgressLog(query)
+        deadline = time.monotonic() + 25
+        while time.monotonic() < deadline:
+            log.poll()
+            time.sleep(1)
+        log.poll()
+    finally:
+        producer.stop()
+    query.stop()
+    last = log.source_metrics()[-1]
+    behind_s = time.time() - max(r.arrival for r in sink.records())
+    assert behind_s > 10, f"the query should have fallen far behind: {behind_s:.1f} s"
+    print(f"behind {behind_s:.1f} s; last progress: {last}")
+    assert float(last["maxMsBehindLatest"]) >= 500 * behind_s, f"lag metrics while {behind_s:.0f} s behind: {last}"
+    assert float(last["oldestBufferedRecordAgeMs"]) >= 500 * behind_s, last
+
+
 # ---- 6. read limits
 
 

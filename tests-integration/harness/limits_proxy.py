@@ -34,6 +34,8 @@ retention                 ``retention_s`` (a moving horizon: now minus it) and `
                           and what its error list implies for sequence numbers (no error names trimmed data;
                           GetRecords may answer with no records, and "it might take multiple calls to get to a
                           portion of the shard that contains records"). Counted as ``trimmed_records``
+ListShards                ``omit_shards``: shard ids left out of every ListShards response (of any stream), as an
+                          incomplete listing would leave them out
 any operation             ``faults``: operation -> {error code: share of calls}: that share of the operation's
                           calls is answered with the error instead of being sent to the emulator, e.g.
                           ``{"GetRecords": {"KMSThrottlingException": 0.05, "InternalFailure": 0.01}}``;
@@ -169,11 +171,13 @@ class Limits:
     retention_s: float | None = None
     # Records that arrived before this time (epoch milliseconds) are gone (a trim horizon moved by hand).
     trim_horizon_ms: float | None = None
+    # Shard ids left out of ListShards responses.
+    omit_shards: list[str] | None = None
 
     @classmethod
     def disabled(cls) -> Limits:
         """No limit at all: a plain pass-through proxy that still counts."""
-        return cls(None, None, None, 0.0, None, None, None, None, None, None, None, None)
+        return cls(None, None, None, 0.0, None, None, None, None, None, None, None, None, None)
 
     def updated(self, **changes: Any) -> Limits:
         unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
@@ -501,7 +505,10 @@ class _Proxy:
                     return self._error(cbor, LIMIT_EXCEEDED, f"Rate exceeded for {op} under account {self.account_id}.")
                 if quota is not None:
                     self.account_calls[op].add(now)
-            response = await self._pass_through(request)
+            if op == "ListShards" and self.limits.omit_shards:
+                response = await self._list_shards_omitting(request, cbor, set(self.limits.omit_shards))
+            else:
+                response = await self._pass_through(request)
             if op in RESHARDING_OPERATIONS:
                 self.shard_maps.clear()
             return response
@@ -722,6 +729,14 @@ class _Proxy:
                     state.penalty_until = now + limits.large_response_penalty_s
                 self._remember_iterator(next_iterator, stream, shard, now)
         return response
+
+    async def _list_shards_omitting(self, request: web.Request, cbor: bool, omitted: set[str]) -> web.Response:
+        response, raw, status = await self._exchange(request, await request.read())
+        if status != 200:
+            return response
+        result = _decode(raw, cbor, keep_times=True)
+        result["Shards"] = [s for s in result.get("Shards") or [] if s.get("ShardId") not in omitted]
+        return self._response(status, response.headers, _encode(result, cbor))
 
     def _trim_horizon_ms(self) -> float | None:
         limits = self.limits

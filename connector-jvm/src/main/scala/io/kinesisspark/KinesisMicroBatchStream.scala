@@ -15,6 +15,7 @@ import org.slf4j.LoggerFactory
 import io.kinesisspark.ShardPosition.Finished
 import io.kinesisspark.aws.{KinesisApi, KinesisClients, PositionUnavailableException}
 import io.kinesisspark.efo.ConsumerRegistrar
+import io.kinesisspark.fetch.FetchedRange
 
 /**
  * The Kinesis micro-batch stream: prefetch, then expose.
@@ -211,7 +212,15 @@ final class KinesisMicroBatchStream(
     val active = prefetcher.positions.filter { case ((stream, shard), _) =>
       !consumed.flatMap(_.position(stream, shard)).contains(Finished)
     }.keySet
-    val overall = shardMetrics(active, stats) ++ Map(
+    val now = clock.millis()
+    // Per active shard: the buffered ranges the query has not processed yet.
+    val pending = active.toSeq.map { case key @ (stream, shard) =>
+      val processed = consumed.flatMap(_.position(stream, shard)).orElse(prefetcher.startingPosition(stream, shard))
+      key -> processed.fold(Seq.empty[FetchedRange])(prefetcher.buffer.rangesAfter(stream, shard, _).filter(_.records > 0))
+    }.toMap
+    val oldestPending = pending.values.flatten.map(_.firstArrivalMillis).reduceOption(_ min _)
+    val overall = shardMetrics(active, stats, pending, now) ++ oldestPending.map(t =>
+      "oldestBufferedRecordAgeMs" -> math.max(0L, now - t).toString) ++ Map(
       "bufferedRecords" -> prefetcher.buffer.bufferedRecords.toString,
       "bufferedBytes" -> prefetcher.buffer.bufferedBytes.toString,
       "fetchRounds" -> prefetcher.completedRounds.toString,
@@ -223,7 +232,8 @@ final class KinesisMicroBatchStream(
     val perStream =
       if (options.streams.size < 2) Map.empty[String, String]
       else options.streams.flatMap { stream =>
-        shardMetrics(active.filter(_._1 == stream), stats.filter(_._1._1 == stream)).map { case (k, v) => s"$stream.$k" -> v }
+        shardMetrics(active.filter(_._1 == stream), stats.filter(_._1._1 == stream), pending, now)
+          .map { case (k, v) => s"$stream.$k" -> v }
       }.toMap
     // Trigger.AvailableNow's end: records that arrived after this time (epoch millis) are left for the next run.
     val target = availableNow.map(t => "availableNowTargetMillis" -> t.atMillis.toString)
@@ -231,8 +241,9 @@ final class KinesisMicroBatchStream(
   }
 
   /** Lag (of active shards), shard count and fetch statistics over some shards. */
-  private def shardMetrics(active: Set[(String, String)], stats: Map[(String, String), ShardStats]): Map[String, String] = {
-    val lags = active.toSeq.flatMap(k => stats.get(k).flatMap(_.millisBehindLatest))
+  private def shardMetrics(active: Set[(String, String)], stats: Map[(String, String), ShardStats],
+      pending: Map[(String, String), Seq[FetchedRange]], now: Long): Map[String, String] = {
+    val lags = active.toSeq.flatMap(k => stats.get(k).flatMap(processedLag(_, pending.getOrElse(k, Nil), now)))
     val calls = stats.values.map(_.lastRoundCalls).sum
     val lagMetrics =
       if (lags.isEmpty) Map.empty[String, String]
@@ -249,6 +260,20 @@ final class KinesisMicroBatchStream(
       (if (options.efo.isDefined) Map("efoSubscriptions" -> stats.values.map(_.subscriptions).sum.toString) else Map.empty)
   }
 
+  /**
+   * How far the query's processed position of a shard is behind the shard's tip (Kinesis's MillisBehindLatest, but
+   * of what the query processed, not of what was fetched): the fetched position's lag, plus the span of arrival times
+   * of the records buffered and not processed yet. While fetching is paused (the buffer is full) a shard that was
+   * behind its tip falls further behind as time passes, so the lag measured then grows by the time since; one that
+   * was at its tip is taken to stay there (a producer may have written since, which only the next fetch can tell).
+   */
+  private def processedLag(stats: ShardStats, pending: Seq[FetchedRange], now: Long): Option[Long] =
+    stats.millisBehindLatest.map { fetched =>
+      val since = if (fetched > 0) stats.lagMeasuredAtMillis.fold(0L)(at => math.max(0L, now - at)) else 0L
+      val buffered = if (pending.isEmpty) 0L else math.max(0L, pending.last.lastArrivalMillis - pending.head.firstArrivalMillis)
+      fetched + since + buffered
+    }
+
   override def toString: String = s"KinesisV2[${options.streams.mkString(",")}]"
 }
 
@@ -260,5 +285,5 @@ object KinesisMicroBatchStream {
   /** The source's metrics in Spark's metrics system ([[QueryMetrics]]); per stream ones stay in the progress. */
   val MetricsSystemNames: Seq[String] = Seq("avgMsBehindLatest", "maxMsBehindLatest", "minMsBehindLatest",
     "activeShards", "recordsRead", "bytesRead", "bufferedRecords", "bufferedBytes", "throttlingEvents",
-    "avgFetchLatencyMs", "dataLossEvents", "fetchRounds")
+    "avgFetchLatencyMs", "dataLossEvents", "fetchRounds", "oldestBufferedRecordAgeMs")
 }

@@ -12,7 +12,7 @@ import org.apache.spark.{FutureAction, SparkContext}
 import org.apache.spark.kinesisspark.BlockStoreBridge
 import org.slf4j.LoggerFactory
 
-import io.kinesisspark.ShardPosition.TrimHorizon
+import io.kinesisspark.ShardPosition.{Finished, TrimHorizon}
 import io.kinesisspark.aws.{ErrorClassifier, KinesisApi, KinesisClients}
 import io.kinesisspark.efo.ConsumerRegistrar
 import io.kinesisspark.fetch._
@@ -55,6 +55,7 @@ final class Prefetcher(
   // Guarded by `this`.
   private val base = mutable.Map.empty[(String, String), ShardPosition]
   private val graphs = mutable.Map.empty[String, ShardGraph]
+  private val shardListings = new ShardListings
   private val created = mutable.Map.empty[String, Long]
   // Streams the batch start did not hold (added to `streamName`): when they were added (their first listed shards
   // start at the initial position as of then).
@@ -213,16 +214,19 @@ final class Prefetcher(
     }
     val roundStart = clock.millis()
     val results = if (orders.isEmpty) Nil else runJob(orders, room)
+    results.flatMap(_.failure).headOption.foreach(e => throw e) // a task's error (see FetchFailure)
     results.filter(_.consumerMissing).map(_.stream).distinct.foreach { stream =>
       log.warn(s"Kinesis says the enhanced fan-out consumer of stream '$stream' does not exist; checking it again")
       consumers.foreach(_.invalidate(stream))
     }
+    val roundEnd = clock.millis()
     synchronized {
       results.foreach { r =>
         r.ranges.foreach(buffer.append)
         val previous = stats.get((r.stream, r.shardId))
         stats((r.stream, r.shardId)) = ShardStats(
           millisBehindLatest = r.millisBehindLatest.orElse(previous.flatMap(_.millisBehindLatest)),
+          lagMeasuredAtMillis = if (r.millisBehindLatest.isDefined) Some(roundEnd) else previous.flatMap(_.lagMeasuredAtMillis),
           caughtUpAtRoundStart = if (r.caughtUp) Some(roundStart) else previous.flatMap(_.caughtUpAtRoundStart),
           location = Some(r.location),
           calls = previous.map(_.calls).getOrElse(0L) + r.calls,
@@ -242,16 +246,26 @@ final class Prefetcher(
   }
 
   /**
-   * Lists shards (and describes each stream, for its creation time) every `shardFetchInterval`. Shards that
-   * appear start at TRIM_HORIZON, or at the initial position when their stream was just added; shards no longer
-   * listed are forgotten; a stream whose creation time changed is fetched afresh from TRIM_HORIZON.
+   * Lists shards every `shardFetchInterval` (and describes a stream, for its creation time, when it is first listed
+   * or its listing shows it was created again: see [[ShardListings.needsDescribe]]). Shards that
+   * appear start at TRIM_HORIZON, or at the initial position when their stream was just added, or finished when
+   * their children were read already (they had left the offset); what a listing must show before shards are
+   * forgotten is [[ShardListings]]'s call; a stream whose creation time changed is fetched afresh from TRIM_HORIZON.
    */
   private def refreshShards(): Unit = {
     if (lastListMillis != Long.MinValue && clock.millis() - lastListMillis < options.shardFetchIntervalMs) return
     val listed =
       try options.streams.flatMap { s =>
-        try Some((s, api.describeStream(s).createdMillis, ShardGraph(api.listShards(s, options.maxShardsPerDescribe))))
-        catch { case e: StreamNotFoundException => streamMissing(s, e); None }
+        try {
+          val shards = api.listShards(s, options.maxShardsPerDescribe)
+          // The creation time tells a stream created again; ListShards shows when it must be asked for.
+          val createdMillis = synchronized(created.get(s)).filterNot(_ => shardListings.needsDescribe(s, shards))
+            .getOrElse(api.describeStream(s).createdMillis)
+          shardListings.update(s, createdMillis, shards) match {
+            case Right(graph) => Some((s, createdMillis, graph))
+            case Left(why) => log.warn(why); None
+          }
+        } catch { case e: StreamNotFoundException => streamMissing(s, e); None }
       } catch {
         // Kinesis unreachable for a while: keep reading the shards known, and list again after a back-off.
         case NonFatal(e) if ErrorClassifier.isTransient(e) =>
@@ -277,8 +291,10 @@ final class Prefetcher(
         } else Nil
         // Decided before this listing is recorded below: a stream listed before only gets new shards (resharding).
         val listedBefore = graphs.contains(stream) || recreated
+        lazy val known = positions.collect { case ((s, shard), pos) if s == stream => shard -> pos }
         def newShardStart(shardId: String): ShardPosition =
-          if (listedBefore) TrimHorizon
+          if (listedBefore && !recreated && graph.endedByDescendants(shardId, known)) Finished // listed again
+          else if (listedBefore) TrimHorizon
           else addedStreamAt.get(stream).fold[ShardPosition](TrimHorizon)(options.initialPosition.shardPosition(stream, shardId, _))
         created(stream) = createdMillis
         graphs(stream) = graph
@@ -298,6 +314,7 @@ final class Prefetcher(
   private def streamMissing(stream: String, e: StreamNotFoundException): Unit = {
     val first = synchronized {
       graphs.remove(stream)
+      shardListings.forget(stream)
       missingStreams.add(stream)
     }
     if (first) {
@@ -353,10 +370,13 @@ object Prefetcher {
 /**
  * What the prefetcher knows about one shard's fetching.
  *
+ * @param millisBehindLatest   how far the furthest record fetched was behind the shard's tip, as last measured
+ * @param lagMeasuredAtMillis  when (the driver's clock) that was measured: the end of the round
  * @param caughtUpAtRoundStart the start time of the latest round in which the shard was read up to its tip
  */
 final case class ShardStats(
     millisBehindLatest: Option[Long],
+    lagMeasuredAtMillis: Option[Long],
     caughtUpAtRoundStart: Option[Long],
     location: Option[String],
     calls: Long,

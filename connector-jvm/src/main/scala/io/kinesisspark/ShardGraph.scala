@@ -7,11 +7,26 @@ import io.kinesisspark.aws.ShardInfo
  * The shards of one stream as ListShards reports them, and the rule that keeps per-key order across
  * resharding: a shard is read only once all its parents have been read to their end. A parent counts as read
  * when our offset says `Finished` (GetRecords returned SHARD_END) — never merely because ListShards says it is
- * closed — or when it is no longer listed at all (it aged out of the stream's retention).
+ * closed — or when it is no longer listed at all (it aged out of the stream's retention; [[ShardListings]] decides
+ * that from more than one listing).
  */
 final case class ShardGraph(shards: Seq[ShardInfo]) {
   private val listed: Set[String] = shards.iterator.map(_.shardId).toSet
   private val parents: Map[String, Seq[String]] = shards.iterator.map(s => s.shardId -> s.parentShardIds).toMap
+
+  private val children: Map[String, Seq[String]] =
+    shards.flatMap(s => s.parentShardIds.map(_ -> s.shardId)).groupBy(_._1).map { case (p, cs) => p -> cs.map(_._2) }
+
+  /**
+   * Whether a shard was certainly read to its end, though its own position is not known: a child (or a child's
+   * child) has been read, and children are read only after their parents ended. A shard that left the offset
+   * (finished, then missing from listings) and is listed again is not read a second time.
+   */
+  def endedByDescendants(shardId: String, positions: Map[String, ShardPosition]): Boolean =
+    children.getOrElse(shardId, Nil).exists { child =>
+      positions.get(child).exists(p => p == Finished || p.isInstanceOf[ShardPosition.AfterRecord]) ||
+        endedByDescendants(child, positions)
+    }
 
   /** The listed parents of a shard (parents that aged out of the stream are not listed). */
   def parentsOf(shardId: String): Seq[String] = parents.getOrElse(shardId, Nil).filter(listed)

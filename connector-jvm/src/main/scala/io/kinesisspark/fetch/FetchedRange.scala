@@ -9,9 +9,9 @@ final case class BlockRef(streamId: Int, uniqueId: Long, location: String)
  * The records of one shard in (`from`, `to`], held in `block` (absent when the range holds no records and only
  * marks the shard's end, or when the block could not be stored, in which case readers go to Kinesis). `to` is the
  * last record read, or `Finished` when reading reached SHARD_END. This metadata is all the driver keeps; the
- * records stay on the executor. `firstArrivalMillis` is the first record's ApproximateArrivalTimestamp (Kinesis's
- * clock; `Long.MinValue` when the range holds no records): Trigger.AvailableNow exposes no range that starts after
- * its target time.
+ * records stay on the executor. `firstArrivalMillis` and `lastArrivalMillis` are the first and last records'
+ * ApproximateArrivalTimestamp (Kinesis's clock; `Long.MinValue` when the range holds no records): Trigger.AvailableNow
+ * exposes no range that starts after its target time, and the lag metrics count the span of what is buffered.
  */
 final case class FetchedRange(
     stream: String,
@@ -21,4 +21,5 @@ final case class FetchedRange(
     block: Option[BlockRef],
     records: Int,
     bytes: Long,
-    firstArrivalMillis: Long = Long.MinValue)
+    firstArrivalMillis: Long = Long.MinValue,
+    lastArrivalMillis: Long = Long.MinValue)

@@ -49,6 +49,7 @@ final case class ShardFetchOrder(stream: String, shardId: String, from: ShardPos
  * @param corruptAggregates  records returned raw because they started like KPL aggregates but were not valid
  * @param consumerMissing    with enhanced fan-out, Kinesis said the consumer does not exist (the driver checks it)
  * @param subscriptions      with enhanced fan-out, subscriptions the service accepted during the task
+ * @param failure            the error that ended the task (see [[FetchFailure]]); the driver fails the query with it
  */
 final case class ShardFetchResult(
     stream: String,
@@ -64,4 +65,5 @@ final case class ShardFetchResult(
     outOfRangeSubRecords: Long = 0L,
     corruptAggregates: Long = 0L,
     consumerMissing: Boolean = false,
-    subscriptions: Long = 0L)
+    subscriptions: Long = 0L,
+    failure: Option[Throwable] = None)

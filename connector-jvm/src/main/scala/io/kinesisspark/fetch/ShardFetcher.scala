@@ -6,6 +6,7 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.{TaskContext, TaskKilledException}
 import org.apache.spark.kinesisspark.BlockStoreBridge
+import org.slf4j.LoggerFactory
 
 import io.kinesisspark.ShardPosition
 import io.kinesisspark.ShardPosition.Finished
@@ -17,23 +18,48 @@ import io.kinesisspark.efo.EfoShardReader
  * soonest), until each is caught up with its tip, has ended, or has read `maxRoundBytes`, or the round has run
  * `maxRoundMillis`, or the task has read its share of the buffer's free room. Each GetRecords response (or, with
  * enhanced fan-out, each subscription event) that returned records becomes one block in the local BlockManager.
+ *
+ * A second attempt of a task (a retry after its executor was lost, or a speculative copy) fetches nothing: the next
+ * round fetches its shards again. So an error does not fail the task (its retry would swallow it): it is returned in
+ * a result ([[FetchFailure]]) and fails the query on the driver.
  */
 object ShardFetcher {
+  private val log = LoggerFactory.getLogger(getClass)
 
-  def fetch(task: ShardFetchTask, api: KinesisApi, clock: Clock = Clock.systemUTC()): Seq[ShardFetchResult] = {
+  def fetch(task: ShardFetchTask, api: KinesisApi, clock: Clock = Clock.systemUTC(),
+      attemptNumber: Option[Int] = None): Seq[ShardFetchResult] = {
     val context = Option(TaskContext.get())
-    val attempt = context.map(_.attemptNumber()).getOrElse(0)
+    val attempt = attemptNumber.orElse(context.map(_.attemptNumber())).getOrElse(0)
+    if (attempt > 0) {
+      log.info(s"Attempt $attempt of a prefetch task of ${task.orders.size} shard(s) fetches nothing (another attempt " +
+        "may be reading them); the next round fetches them")
+      return Nil
+    }
     // A task that fails or is killed (its job cancelled when the query stops) returns no result, so the driver never
     // learns of the blocks it stored: remove them here, on the task's own thread once it has stopped storing.
     val stored = new java.util.concurrent.ConcurrentLinkedQueue[Long]()
-    context.foreach(_.addTaskFailureListener { (_: TaskContext, _: Throwable) =>
+    def removeStored(): Unit = {
       // A killed task's thread is usually still interrupted here, and telling the master of a removal waits on an
       // RPC, which an interrupted thread gives up at once: the block would go but the master would keep listing it,
       // and no later removal could clear that entry. Remove with the flag cleared, then restore it.
       val interrupted = Thread.interrupted()
       try stored.forEach(id => try BlockStoreBridge.removeLocal(task.streamId, id) catch { case NonFatal(_) => () })
       finally if (interrupted) Thread.currentThread().interrupt()
-    })
+    }
+    context.foreach(_.addTaskFailureListener((_: TaskContext, _: Throwable) => removeStored()))
+    try read(task, api, clock, context, attempt, stored)
+    catch {
+      case e: TaskKilledException => throw e
+      case NonFatal(e) if !context.exists(_.isInterrupted()) =>
+        removeStored()
+        val order = task.orders.head
+        Seq(ShardFetchResult(order.stream, order.shardId, Nil, caughtUp = false, None, 0L, 0L, 0L,
+          BlockStoreBridge.location, failure = Some(FetchFailure.portable(e))))
+    }
+  }
+
+  private def read(task: ShardFetchTask, api: KinesisApi, clock: Clock, context: Option[TaskContext], attempt: Int,
+      stored: java.util.Queue[Long]): Seq[ShardFetchResult] = {
     val started = clock.millis()
     val states = task.orders.map { order =>
       val reader = ShardReaderCache.acquire(task.streamId, order.stream, order.shardId, order.from, order.consumerArn) {
@@ -117,7 +143,7 @@ object ShardFetcher {
       val block = BlockStoreBridge.put(task.streamId, uniqueId, RecordBlockCodec.encode(records))
         .map(BlockRef(task.streamId, uniqueId, _))
       ranges += FetchedRange(order.stream, order.shardId, position, to, block, records.size, recordBytes,
-        records.head.approximateArrivalMillis)
+        records.head.approximateArrivalMillis, records.last.approximateArrivalMillis)
       bytes += recordBytes
       position = to
       block.map(_ => uniqueId)

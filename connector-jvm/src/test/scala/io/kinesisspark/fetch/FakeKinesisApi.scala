@@ -15,7 +15,7 @@ import io.kinesisspark.aws._
  * shard with numbered plain records, `put` appends one with any data. Consumers: a registered one stays CREATING
  * for `describesUntilActive` DescribeStreamConsumer calls; `registerLimitExceeded` throttles the next registrations.
  */
-final class FakeKinesisApi(stream: String = "s") extends KinesisApi {
+class FakeKinesisApi(stream: String = "s") extends KinesisApi {
   val shards = mutable.LinkedHashMap.empty[String, mutable.ArrayBuffer[FetchedRecord]]
   val closed = mutable.Set.empty[String]
   val trimmedBefore = mutable.Map.empty[String, Int].withDefaultValue(0)

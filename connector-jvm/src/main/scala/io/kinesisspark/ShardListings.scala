@@ -1,0 +1,112 @@
+package io.kinesisspark
+
+import scala.collection.mutable
+
+import io.kinesisspark.aws.ShardInfo
+
+/**
+ * What the driver believes a stream's shards are, built from ListShards responses without trusting any single one.
+ *
+ * Why: a shard missing from one response (an incomplete page, a listing taken mid-reshard, an endpoint's hiccup)
+ * used to count as gone: an unfinished shard was reported lost, a finished one left the offset and came back at
+ * TRIM_HORIZON at the next listing (its records read twice), and a child whose parent was missing was read before
+ * its parent had been read to its end. So:
+ *  - a listing whose open shards do not cover the hash key space (0 to 2^128 - 1) exactly, once each, is refused:
+ *    the stream keeps its previous shards, and is listed again later;
+ *  - a shard listed before and missing now is kept until it is missing from [[AbsencesToForget]] listings in a row
+ *    (a closed shard leaves ListShards for good once its records are past retention; a miss that is not repeated
+ *    was not that).
+ * A stream listed for the first time, or with a new creation time (deleted and created again), starts afresh.
+ *
+ * {{{
+ *   val listings = new ShardListings
+ *   listings.update("clicks", createdMillis, api.listShards("clicks", 1000)) match {
+ *     case Right(graph) => ...            // the shards to go by
+ *     case Left(why) => log.warn(why)     // refused: keep going by the previous graph
+ *   }
+ * }}}
+ */
+final class ShardListings {
+  import ShardListings._
+
+  private val streams = mutable.Map.empty[String, Known]
+
+  /** The stream's shards after this listing, or why the listing was refused (the previous shards stand). */
+  def update(stream: String, createdMillis: Long, listed: Seq[ShardInfo]): Either[String, ShardGraph] =
+    gap(listed) match {
+      case Some(why) => Left(s"ListShards of stream '$stream' gave an incomplete listing ($why); keeping the shards " +
+        "listed before and listing again later")
+      case None => Right(accept(stream, createdMillis, listed))
+    }
+
+  private def accept(stream: String, createdMillis: Long, listed: Seq[ShardInfo]): ShardGraph = {
+    val previous = streams.get(stream).filter(_.createdMillis == createdMillis)
+    val ids = listed.iterator.map(_.shardId).toSet
+    val missing = previous.toSeq.flatMap(_.shards).filterNot(s => ids.contains(s.shardId))
+    val absences = missing.map(s => s.shardId -> (previous.get.absences.getOrElse(s.shardId, 0) + 1)).toMap
+    val kept = missing.filter(s => absences(s.shardId) < AbsencesToForget)
+    val known = Known(createdMillis, (listed ++ kept).toVector, absences.filter(_._2 < AbsencesToForget))
+    streams(stream) = known
+    ShardGraph(known.shards)
+  }
+
+  /**
+   * Whether a listing shows that the stream is not the one listed before (deleted and created again under the same
+   * name), or is not known yet: then its creation time must be asked for (DescribeStreamSummary). Shard ids only
+   * grow within a stream and a shard keeps its starting sequence number, so a known id with another starting
+   * sequence number, or a new shard numbered below a known one, is a new stream. Steady state asks nothing more
+   * than ListShards.
+   */
+  def needsDescribe(stream: String, listed: Seq[ShardInfo]): Boolean = streams.get(stream) match {
+    case None => true
+    case Some(known) =>
+      val starts = known.shards.iterator.map(s => s.shardId -> s.sequenceNumberRange.map(_.starting)).toMap
+      val highest = known.shards.iterator.flatMap(s => shardNumber(s.shardId)).foldLeft(BigInt(-1))(_ max _)
+      listed.exists { s =>
+        starts.get(s.shardId) match {
+          case Some(start) => start.isDefined && s.sequenceNumberRange.isDefined && start != s.sequenceNumberRange.map(_.starting)
+          case None => shardNumber(s.shardId).exists(_ <= highest)
+        }
+      }
+  }
+
+  /** Forgets a stream (deleted): its next listing starts afresh. */
+  def forget(stream: String): Unit = streams.remove(stream)
+}
+
+object ShardListings {
+  private final case class Known(createdMillis: Long, shards: Vector[ShardInfo], absences: Map[String, Int])
+
+  /** Listings in a row a shard must be missing from before it counts as gone. */
+  val AbsencesToForget = 2
+
+  private val HashKeyMax = BigInt(2).pow(128) - 1
+  private val ShardNumber = "shardId-(\\d+)".r
+
+  /** The number in a shard id ("shardId-000000000007" is 7); ids of another form have none. */
+  private def shardNumber(shardId: String): Option[BigInt] = shardId match {
+    case ShardNumber(n) => Some(BigInt(n))
+    case _              => None
+  }
+
+  /**
+   * What is wrong with a listing whose open shards should cover the hash key space exactly once, if anything.
+   * Listings without hash key ranges (test fakes) are not checked.
+   */
+  def gap(listed: Seq[ShardInfo]): Option[String] = {
+    if (listed.exists(_.hashKeyRange.isEmpty)) return None
+    val open = listed.filterNot(_.closed)
+    if (open.isEmpty) return Some("no open shard")
+    val ranges = open.map(s => s.shardId -> s.hashKeyRange.get).sortBy(_._2.startingHashKey)
+    // Walk the ranges in order: each must start where the one before ended.
+    val (problem, next) = ranges.foldLeft((Option.empty[String], BigInt(0))) {
+      case (found @ (Some(_), _), _) => found
+      case ((None, expected), (id, r)) =>
+        if (r.startingHashKey > expected) (Some(s"no open shard holds hash keys $expected to ${r.startingHashKey - 1}"), expected)
+        else if (r.startingHashKey < expected) (Some(s"open shard $id overlaps another at hash key ${r.startingHashKey}"), expected)
+        else (None, r.endingHashKey + 1)
+    }
+    if (problem.isDefined) return problem
+    if (next <= HashKeyMax) Some(s"no open shard holds hash keys $next to $HashKeyMax") else None
+  }
+}

@@ -1,0 +1,74 @@
+package io.kinesisspark
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.kinesisspark.ShardPosition.{AfterRecord, Finished, TrimHorizon}
+import io.kinesisspark.aws.{HashKeyRange, SequenceNumberRange, ShardInfo}
+
+class ShardListingsSuite extends AnyFunSuite {
+  private val Max = BigInt(2).pow(128) - 1
+  private val Half = Max / 2
+
+  private def shard(id: String, from: BigInt, to: BigInt, closed: Boolean = false, parents: Seq[String] = Nil) =
+    ShardInfo(id, parents, closed, Some(HashKeyRange(from, to)))
+
+  // shard-0 split into shard-1 and shard-2.
+  private val parent = shard("shard-0", 0, Max, closed = true)
+  private val left = shard("shard-1", 0, Half, parents = Seq("shard-0"))
+  private val right = shard("shard-2", Half + 1, Max, parents = Seq("shard-0"))
+
+  test("a listing whose open shards leave part of the hash key space uncovered, or overlap, is refused") {
+    val listings = new ShardListings
+    assert(listings.update("s", 1L, Seq(parent, left, right)).isRight)
+    val missingOpen = listings.update("s", 1L, Seq(parent, left))
+    assert(missingOpen.left.exists(w => w.contains("'s'") && w.contains(s"${Half + 1} to $Max")), missingOpen)
+    val overlapping = listings.update("s", 1L, Seq(left, right, shard("shard-3", 5, 10)))
+    assert(overlapping.left.exists(_.contains("overlaps")), overlapping)
+    assert(listings.update("s", 1L, Seq(parent)).left.exists(_.contains("no open shard")))
+  }
+
+  test("a shard missing from one listing is kept; missing from two in a row, it is gone") {
+    val listings = new ShardListings
+    listings.update("s", 1L, Seq(parent, left, right))
+    val once = listings.update("s", 1L, Seq(left, right)).toOption.get
+    assert(once.shards.map(_.shardId).toSet == Set("shard-0", "shard-1", "shard-2"))
+    assert(once.parentsOf("shard-1") == Seq("shard-0"), "the parent still orders its children")
+    val back = listings.update("s", 1L, Seq(parent, left, right)).toOption.get
+    assert(back.shards.size == 3)
+    listings.update("s", 1L, Seq(left, right))
+    val twice = listings.update("s", 1L, Seq(left, right)).toOption.get
+    assert(twice.shards.map(_.shardId).toSet == Set("shard-1", "shard-2"))
+  }
+
+  test("a stream created again, or forgotten, starts afresh") {
+    val listings = new ShardListings
+    listings.update("s", 1L, Seq(parent, left, right))
+    assert(listings.update("s", 2L, Seq(shard("shard-0", 0, Max))).toOption.get.shards.size == 1)
+    listings.update("s", 2L, Seq(shard("shard-0", 0, Max), shard("shard-9", 0, 0, closed = true)))
+    listings.forget("s")
+    assert(listings.update("s", 2L, Seq(shard("shard-0", 0, Max))).toOption.get.shards.size == 1)
+  }
+
+  test("a shard whose child was read has ended, though its own position is not known") {
+    val graph = ShardGraph(Seq(parent, left, right, shard("shard-3", 0, Half, parents = Seq("shard-1"))))
+    assert(!graph.endedByDescendants("shard-0", Map("shard-1" -> TrimHorizon, "shard-2" -> TrimHorizon)))
+    assert(graph.endedByDescendants("shard-0", Map("shard-1" -> TrimHorizon, "shard-2" -> AfterRecord("5"))))
+    assert(graph.endedByDescendants("shard-0", Map("shard-3" -> Finished)), "a grandchild read counts too")
+    assert(!graph.endedByDescendants("shard-3", Map("shard-0" -> Finished)))
+  }
+
+  test("a stream is described when first listed or when its listing shows it was created again, not in steady state") {
+    def at(s: ShardInfo, start: Int) = s.copy(sequenceNumberRange = Some(SequenceNumberRange(BigInt(start), None)))
+    val listings = new ShardListings
+    val first = Seq(at(parent, 100), at(left, 200), at(right, 300))
+    assert(listings.needsDescribe("s", first))
+    listings.update("s", 1L, first)
+    assert(!listings.needsDescribe("s", first))
+    val grandchild = at(shard("shardId-000000000003", 0, Half, parents = Seq("shard-1")), 400)
+    assert(!listings.needsDescribe("s", first :+ grandchild), "a new shard of the same stream")
+    assert(listings.needsDescribe("s", Seq(at(parent, 999))), "same id, another starting sequence number")
+    assert(listings.update("s", 1L, Seq(at(parent, 100), at(left.copy(closed = true), 200), at(right, 300), grandchild)).isRight)
+    val renumbered = at(shard("shardId-000000000000", 0, Max), 50)
+    assert(listings.needsDescribe("s", Seq(renumbered)), "a new shard numbered below a known one")
+  }
+}
