@@ -111,3 +111,28 @@ def test_steady_state_lists_shards_without_describing_streams(kinesis, stream, r
     describes = account.operation_stats("DescribeStreamSummary", stats)["calls"]
     assert listings >= 3 * 5, f"the streams were listed {listings} times in 8 s"
     assert describes == 0, f"{describes} DescribeStreamSummary calls in steady state ({listings} ListShards)"
+
+
+def test_a_throttled_listing_does_not_hold_up_fetching(kinesis, stream, read_kinesis, sink, proxy):
+    """Shards were listed on the fetch loop's own thread, so a listing the control plane throttled (retried with
+    back-off for seconds) stopped every shard's fetching meanwhile. Listing runs on its own thread now."""
+    name = stream(1)
+    puts = kinesis.put_records(name, numbered(20))
+    account = proxy()
+    query = sink.start(
+        read_kinesis(name, endpoint=account.endpoint, initialPosition="trim_horizon", shardFetchInterval="1s")
+    )
+    sink.wait_for_rows(query, 20)
+
+    # Most ListShards calls are refused as over the account's quota (other applications use it up).
+    account.set_limits(faults={"ListShards": {"LimitExceededException": 0.85}})
+    account.reset()
+    puts += kinesis.put_records(name, numbered(20, start=20))
+    window_s = 10
+    time.sleep(window_s)
+    stats = account.stats()
+    listing = account.operation_stats("ListShards", stats)
+    reads = account.operation_stats("GetRecords", stats)["calls"]
+    assert listing["faulted_calls"] > 0, f"ListShards was never throttled: {listing}"
+    assert reads >= 2 * window_s, f"{reads} GetRecords calls in {window_s} s while listing was throttled"
+    assert_delivered_exactly(sink.wait_for_rows(query, 40), puts, name)

@@ -239,7 +239,7 @@ class KinesisReader(OptionsBuilder):
         return self._set(keys.SHARD_FETCH_INTERVAL, render_duration(keys.SHARD_FETCH_INTERVAL, interval))
 
     def max_shards_per_describe(self, shards: int) -> KinesisReader:
-        """Shards per ListShards page, 1 to 10,000 (option ``maxShardsPerDescribe``; default 100)."""
+        """Shards per ListShards page, 1 to 10,000 (option ``maxShardsPerDescribe``; default 1,000)."""
         return self._set(keys.MAX_SHARDS_PER_DESCRIBE, render_long(keys.MAX_SHARDS_PER_DESCRIBE, shards))
 
     def coalesce_threshold_block_size(self, size: int) -> KinesisReader:

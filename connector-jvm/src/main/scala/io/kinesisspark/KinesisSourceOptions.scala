@@ -80,7 +80,9 @@ object KinesisSourceOptions {
   val DefaultShardFetchIntervalMs = 1000L
   val DefaultCoalesceThresholdBlockSize = 10000000L
   val DefaultCoalesceBinSize = 128000000L
-  val DefaultMaxShardsPerDescribe = 100
+  // Databricks lists 100 shards per page; 1,000 lists a stream of thousands of shards in a few calls (ListShards
+  // takes up to 10,000), well within its quota of 1,000 calls per second per stream.
+  val DefaultMaxShardsPerDescribe = 1000
 
   /** @param options user options; keys are matched case-insensitively. */
   def parse(options: Map[String, String]): KinesisSourceOptions = {

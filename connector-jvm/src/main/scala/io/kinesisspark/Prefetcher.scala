@@ -18,7 +18,8 @@ import io.kinesisspark.efo.ConsumerRegistrar
 import io.kinesisspark.fetch._
 
 /**
- * The driver's background prefetcher. A daemon thread runs fetch rounds back to back: each round is one Spark
+ * The driver's background prefetcher. A daemon thread runs fetch rounds back to back (another lists shards, on
+ * its own schedule): each round is one Spark
  * job whose tasks fetch `shardsPerTask` shards each, on the executor that fetched them last (so readers keep their
  * iterators and rate limits), and leave the records there as blocks. The blocks' metadata goes into the
  * [[BufferIndex]]; the stream exposes it as batch ends.
@@ -75,6 +76,8 @@ final class Prefetcher(
   /** From now on, fetch rounds store what arrived up to `millis` and after it as separate ranges. */
   def cutAtArrival(millis: Long): Unit = arrivalCut = Some(millis)
   private var thread: Thread = _
+  // Lists shards on its own schedule, so a slow or throttled control plane never holds up fetching.
+  private var lister: Thread = _
   private var runningRound: Option[FutureAction[_]] = None
 
   /** Starts prefetching from `start` (idempotent: later calls only add shards `start` knows and we do not). */
@@ -90,6 +93,9 @@ final class Prefetcher(
       thread = new Thread(() => run(), s"kinesis-spark-prefetcher-$streamId")
       thread.setDaemon(true)
       thread.start()
+      lister = new Thread(() => listShards(), s"kinesis-spark-lister-$streamId")
+      lister.setDaemon(true)
+      lister.start()
     }
   }
 
@@ -137,9 +143,10 @@ final class Prefetcher(
   /** Stops the thread, cancels a running round, and drops every block and cached reader of this stream. */
   def stop(): Unit = {
     // Under the lock that guards submitting a round: after this, no round starts, and the one running is known.
-    val (t, round) = synchronized { stopped = true; notifyAll(); (thread, runningRound) }
+    val (t, l, round) = synchronized { stopped = true; notifyAll(); (thread, lister, runningRound) }
     round.foreach(_.cancel())
     if (t != null) { t.interrupt(); t.join(StopWaitMillis) }
+    if (l != null) { l.interrupt(); l.join(StopWaitMillis) }
     consumers.foreach(_.stop())
     ShardReaderCache.dropStream(streamId) // this JVM's subscriptions (local mode); executors pause theirs when idle
     buffer.clear()
@@ -184,9 +191,24 @@ final class Prefetcher(
     }
   }
 
+  /** The lister thread: lists every `shardFetchInterval` (sooner after a failure's back-off) until stopped. */
+  private def listShards(): Unit =
+    try {
+      while (!stopped) {
+        refreshShards()
+        val dueInMs = lastListMillis + options.shardFetchIntervalMs - clock.millis()
+        if (dueInMs > 0 && !stopped) synchronized(wait(dueInMs))
+      }
+    } catch {
+      case _: InterruptedException if stopped => ()
+      case NonFatal(e) if stopped => log.debug("shard listing ended by stop", e)
+      case NonFatal(e) =>
+        log.error(s"Listing Kinesis shards failed: ${e.getMessage}", e)
+        synchronized { failure = Some(e); notifyAll() }
+    }
+
   /** One round; returns whether any records (or shard ends) were fetched. */
   private def runRound(): Boolean = {
-    refreshShards()
     consumers.foreach(_.refreshDue())
     val room = options.fetchBufferSizeBytes - buffer.bufferedBytes
     if (room <= 0) {

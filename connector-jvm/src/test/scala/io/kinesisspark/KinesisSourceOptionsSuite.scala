@@ -21,7 +21,7 @@ class KinesisSourceOptionsSuite extends AnyFunSuite {
     assert(o.connection.credentials == AwsCredentialsConfig.DefaultChain)
     assert(o.maxFetchRateBytesPerSec == 1024 * 1024)
     assert(o.minFetchPeriodMs == 400 && o.maxFetchDurationMs == 10000 && o.shardFetchIntervalMs == 1000)
-    assert(o.fetchBufferSizeBytes == (20L << 30) && o.shardsPerTask == 5 && o.maxShardsPerDescribe == 100)
+    assert(o.fetchBufferSizeBytes == (20L << 30) && o.shardsPerTask == 5 && o.maxShardsPerDescribe == 1000)
     assert(o.coalesceThresholdBlockSize == 10000000L && o.coalesceBinSize == 128000000L)
     assert(o.maxRecordsPerTrigger.isEmpty && o.maxBytesPerTrigger.isEmpty)
   }
