@@ -187,7 +187,7 @@ final class Prefetcher(
       case NonFatal(e) if stopped => log.debug("prefetch round ended by stop", e)
       case NonFatal(e) =>
         log.error(s"Kinesis prefetching stopped: ${e.getMessage}", e)
-        synchronized { failure = Some(e); notifyAll() }
+        synchronized { if (failure.isEmpty) failure = Some(e); notifyAll() }
     }
   }
 
@@ -196,15 +196,16 @@ final class Prefetcher(
     try {
       while (!stopped) {
         refreshShards()
-        val dueInMs = lastListMillis + options.shardFetchIntervalMs - clock.millis()
-        if (dueInMs > 0 && !stopped) synchronized(wait(dueInMs))
+        // Never back to back, whatever shardFetchInterval says: each listing is several control-plane calls.
+        val dueInMs = math.max(MinListingGapMs, lastListMillis + options.shardFetchIntervalMs - clock.millis())
+        if (!stopped) synchronized(wait(dueInMs))
       }
     } catch {
       case _: InterruptedException if stopped => ()
       case NonFatal(e) if stopped => log.debug("shard listing ended by stop", e)
       case NonFatal(e) =>
         log.error(s"Listing Kinesis shards failed: ${e.getMessage}", e)
-        synchronized { failure = Some(e); notifyAll() }
+        synchronized { if (failure.isEmpty) failure = Some(e); notifyAll() }
     }
 
   /** One round; returns whether any records (or shard ends) were fetched. */
@@ -242,8 +243,16 @@ final class Prefetcher(
       consumers.foreach(_.invalidate(stream))
     }
     val roundEnd = clock.millis()
-    synchronized {
-      results.foreach { r =>
+    val staleBlocks = synchronized {
+      // Listing runs meanwhile: a stream created again, or a shard gone, since the orders were made leaves results
+      // that no longer continue what is buffered; they are dropped (their blocks removed), never appended.
+      val (fitting, stale) = results.partition { r =>
+        base.contains((r.stream, r.shardId)) && r.ranges.headOption.forall(first =>
+          buffer.end(r.stream, r.shardId).getOrElse(base((r.stream, r.shardId))) == first.from)
+      }
+      stale.foreach(r => log.info(s"Dropping what a prefetch round read of stream '${r.stream}', ${r.shardId}: the " +
+        "shard was reset or dropped by a listing during the round"))
+      fitting.foreach { r =>
         r.ranges.foreach(buffer.append)
         val previous = stats.get((r.stream, r.shardId))
         stats((r.stream, r.shardId)) = ShardStats(
@@ -263,7 +272,9 @@ final class Prefetcher(
       }
       rounds += 1
       notifyAll()
+      stale.flatMap(_.ranges).flatMap(_.block)
     }
+    staleBlocks.foreach(b => BlockStoreBridge.remove(b.streamId, b.uniqueId))
     results.exists(_.ranges.nonEmpty)
   }
 
@@ -300,13 +311,15 @@ final class Prefetcher(
       }
     listingBackoff.succeeded()
     lastListMillis = clock.millis()
+    val recreatedStreams = synchronized(listed.collect { case (s, ms, _) if created.get(s).exists(_ != ms) => s })
+    // Outside the prefetcher's lock: the registrar's is held while a consumer is being registered.
+    recreatedStreams.foreach(s => consumers.foreach(_.invalidate(s))) // the stream's consumers were deleted with it
     val dropped = synchronized {
       missingStreams --= listed.map(_._1)
       listed.flatMap { case (stream, createdMillis, graph) =>
         val recreated = created.get(stream).exists(_ != createdMillis)
         val droppedBlocks = if (recreated) {
           log.warn(s"Kinesis stream '$stream' was deleted and created again; fetching its new shards from TRIM_HORIZON")
-          consumers.foreach(_.invalidate(stream)) // the stream's consumers were deleted with it
           base.keys.filter(_._1 == stream).toSeq.foreach(base.remove)
           stats.keys.filter(_._1 == stream).toSeq.foreach(stats.remove)
           buffer.dropStream(stream)
@@ -387,6 +400,7 @@ object Prefetcher {
   private val log = LoggerFactory.getLogger(classOf[Prefetcher])
   private val StopWaitMillis = 10000L
   private val TrackerSettleMillis = 500L
+  private val MinListingGapMs = 100L
 }
 
 /**

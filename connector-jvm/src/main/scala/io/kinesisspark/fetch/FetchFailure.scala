@@ -1,6 +1,8 @@
 package io.kinesisspark.fetch
 
-import java.io.{ByteArrayOutputStream, NotSerializableException, ObjectOutputStream}
+import java.io.{ByteArrayOutputStream, ObjectOutputStream}
+
+import scala.util.control.NonFatal
 
 import io.kinesisspark.KinesisSparkException
 
@@ -33,5 +35,5 @@ object FetchFailure {
     try {
       val out = new ObjectOutputStream(new ByteArrayOutputStream())
       try { out.writeObject(e); true } finally out.close()
-    } catch { case _: NotSerializableException => false }
+    } catch { case NonFatal(_) => false } // NotSerializableException, or a field's writeObject failing
 }

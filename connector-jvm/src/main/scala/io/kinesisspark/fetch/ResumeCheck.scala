@@ -61,11 +61,13 @@ final class ResumeCheck(stream: String, shardId: String, dataLoss: DataLossPolic
    * Judges the records of a response; a loss goes to the data-loss policy (which may fail). Returns whether a loss
    * was reported, to be counted.
    */
-  def lossReported(records: Seq[FetchedRecord], atTip: Boolean, position: ShardPosition): Boolean =
-    if (!pending) false
+  def lossReported(records: Seq[FetchedRecord], atTip: Boolean, position: ShardPosition): Boolean = {
+    val judged = expected
+    if (judged.isEmpty) false
     else judge(records, atTip) match {
       case Outcome.Gone(firstLeft) =>
-        beforeLoss()
+        // Judged again if this fails in passing (the caller reads the same response again): never lost unreported.
+        try beforeLoss() catch { case e: Throwable => expected = judged; throw e }
         dataLoss.report(stream, shardId, s"the record at $position, where reading resumes, is no longer in the " +
           s"shard (the oldest record left after it is $firstLeft); records between them expired unread")
         true
@@ -76,6 +78,7 @@ final class ResumeCheck(stream: String, shardId: String, dataLoss: DataLossPolic
         false
       case _ => false
     }
+  }
 
   /** Judges the first response after [[iteratorPosition]]; [[Outcome.Unknown]] while nothing has been returned. */
   def judge(records: Seq[FetchedRecord], atTip: Boolean): Outcome = expected match {

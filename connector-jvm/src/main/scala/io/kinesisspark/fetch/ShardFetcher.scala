@@ -19,20 +19,26 @@ import io.kinesisspark.efo.EfoShardReader
  * `maxRoundMillis`, or the task has read its share of the buffer's free room. Each GetRecords response (or, with
  * enhanced fan-out, each subscription event) that returned records becomes one block in the local BlockManager.
  *
- * A second attempt of a task (a retry after its executor was lost, or a speculative copy) fetches nothing: the next
- * round fetches its shards again. So an error does not fail the task (its retry would swallow it): it is returned in
+ * A second attempt of a task (a retry after its executor was lost, or a speculative copy) fetches nothing, after
+ * waiting out the original's round: the next round fetches its shards again. So an error does not fail the task (its retry would swallow it): it is returned in
  * a result ([[FetchFailure]]) and fails the query on the driver.
  */
 object ShardFetcher {
   private val log = LoggerFactory.getLogger(getClass)
+  /** How much longer than a round a second attempt waits: the original's last call may end after its deadline. */
+  val SecondAttemptMarginMs = 5000L
 
   def fetch(task: ShardFetchTask, api: KinesisApi, clock: Clock = Clock.systemUTC(),
       attemptNumber: Option[Int] = None): Seq[ShardFetchResult] = {
     val context = Option(TaskContext.get())
     val attempt = attemptNumber.orElse(context.map(_.attemptNumber())).getOrElse(0)
     if (attempt > 0) {
+      // A speculative copy must not finish first: Spark would keep its empty result and kill the original, and a
+      // backlogged shard's task (the slowest of a round, so the one speculated) would never deliver. So it waits
+      // out the original's whole round (Spark kills it when the original finishes), then returns nothing.
       log.info(s"Attempt $attempt of a prefetch task of ${task.orders.size} shard(s) fetches nothing (another attempt " +
         "may be reading them); the next round fetches them")
+      Thread.sleep(task.limits.maxRoundMillis + SecondAttemptMarginMs)
       return Nil
     }
     // A task that fails or is killed (its job cancelled when the query stops) returns no result, so the driver never

@@ -20,12 +20,16 @@ class ShardFetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   override def afterAll(): Unit = if (sc != null) sc.stop()
 
-  private def task(shards: Int): ShardFetchTask = ShardFetchTask(connection, FetchLimits(5, minFetchPeriodMs = 0),
+  private def task(shards: Int, roundMillis: Long = FetchLimits.DefaultMaxRoundMillis): ShardFetchTask =
+    ShardFetchTask(connection, FetchLimits(5, minFetchPeriodMs = 0, maxRoundMillis = roundMillis),
     streamIds.incrementAndGet(), (0 until shards).map(i => ShardFetchOrder("s", s"shard-$i", TrimHorizon, i.toLong)))
 
-  test("a second attempt of a prefetch task (a retry, a speculative copy) fetches nothing") {
+  test("a second attempt of a prefetch task (a retry, a speculative copy) fetches nothing, after the original's round") {
     val api = new FakeKinesisApi(); api.add("shard-0", 10); api.add("shard-1", 10)
-    assert(ShardFetcher.fetch(task(2), api, attemptNumber = Some(1)).isEmpty)
+    val started = System.nanoTime()
+    assert(ShardFetcher.fetch(task(2, roundMillis = 200L), api, attemptNumber = Some(1)).isEmpty)
+    val waitedMs = (System.nanoTime() - started) / 1000000
+    assert(waitedMs >= 200L + ShardFetcher.SecondAttemptMarginMs, s"returned after $waitedMs ms: a copy would win")
     assert(api.getRecordsCalls == 0 && api.iteratorCalls == 0)
     val t = task(2)
     val first = ShardFetcher.fetch(t, api, attemptNumber = Some(0))

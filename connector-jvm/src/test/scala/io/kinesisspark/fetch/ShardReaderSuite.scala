@@ -185,6 +185,21 @@ class ShardReaderSuite extends AnyFunSuite {
     }
   }
 
+  test("a loss whose check fails in passing (DescribeStreamSummary throttled) is judged again, not lost unreported") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 10); api.trimmedBefore("shard-0") = 4
+    var describes = 0
+    val check = new ResumeCheck("s", "shard-0", io.kinesisspark.DataLossPolicy(failOnDataLoss = true), beforeLoss = () => {
+      describes += 1
+      if (describes == 1) throw new RuntimeException("Rate exceeded")
+    })
+    check.iteratorPosition(AfterRecord("120"))
+    val response = api.getRecords("s", api.shardIterator("s", "shard-0", atRecord("120")), 100)
+    intercept[RuntimeException](check.lossReported(response.records, atTip = true, AfterRecord("120")))
+    val e = intercept[io.kinesisspark.KinesisSparkException](
+      check.lossReported(response.records, atTip = true, AfterRecord("120")))
+    assert(e.getMessage.contains("failOnDataLoss") && describes == 2)
+  }
+
   test("resuming after a record still in the shard starts AT it and loses nothing") {
     val api = new FakeKinesisApi(); api.add("shard-0", 10); api.trimmedBefore("shard-0") = 2 // "120" is the oldest
     val r = lossReader(api, AfterRecord("120"), failOnDataLoss = true)
