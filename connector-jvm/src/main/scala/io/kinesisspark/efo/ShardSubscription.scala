@@ -30,9 +30,10 @@ import io.kinesisspark.fetch.TransientBackoff
  * [[io.kinesisspark.fetch.TransientBackoff]]; what cannot pass (e.g. refused credentials) is rethrown to the task by [[poll]], after
  * the events already queued.
  *
- * A subscription nobody polled for `idlePauseMs` is not renewed when it ends (a query that stopped, or a shard
- * moved to another executor); polling it again resumes it. In one JVM only the newest subscription of a consumer
- * and shard lives: starting one closes an older one (a restarted query in the same application).
+ * A subscription nobody polled for `idlePauseMs` is not renewed when it ends (a query that stopped, a shard moved
+ * to another executor, or prefetching paused on a full buffer) and drops its queue, so a paused shard holds no
+ * events; polling it again resumes it from after the last event taken. In one JVM only the newest subscription of a
+ * consumer and shard lives: starting one closes an older one (a restarted query in the same application).
  *
  * {{{
  *   val subscription = new ShardSubscription(new SdkShardSubscriber(client), consumerArn, "clicks",
@@ -60,10 +61,12 @@ final class ShardSubscription(
   require(queueCapacity > 0, "the queue must hold at least one event")
 
   // Holds at most queueCapacity events: events are only asked for while it has room.
-  private val queue = new LinkedBlockingQueue[SubscriptionEvent]()
+  private val queue = new LinkedBlockingQueue[Queued]()
 
   // Guarded by `this`.
-  private var resumeFrom: ShardPosition = start
+  private var resumeFrom: ShardPosition = start // after the last event received
+  private var takenUpTo: ShardPosition = start // after the last event poll handed out
+  private var epoch = 0L // of the queue's content: a pause drops the queue, and events taken from before it with it
   private var generation = 0L // of the current attempt; callbacks of older ones are ignored
   private var handle: Option[SubscriptionHandle] = None
   private var eventsInSubscription = 0
@@ -106,11 +109,18 @@ final class ShardSubscription(
       log.info(s"Resuming the enhanced fan-out subscription of stream '$stream', $shardId")
       scheduleAttempt(spacingDelay(lastAcceptedAt))
     }
-    val event = Option(queue.poll(math.max(0L, waitMs), TimeUnit.MILLISECONDS))
-    event match {
-      case Some(_) =>
+    Option(queue.poll(math.max(0L, waitMs), TimeUnit.MILLISECONDS)) match {
+      case Some(queued) =>
+        val (event, running) = synchronized {
+          // Taken while a pause dropped the queue: the resumed subscription delivers it again.
+          if (queued.epoch != epoch) (None, None)
+          else {
+            advance(queued.event).foreach(takenUpTo = _)
+            (Some(queued.event), handle)
+          }
+        }
         // Room for one more: ask the running subscription for it (outside the lock: the client may deliver at once).
-        synchronized(handle).foreach(_.request(1))
+        running.foreach(_.request(1))
         event
       case None =>
         synchronized(failure).foreach(e => throw e)
@@ -122,7 +132,7 @@ final class ShardSubscription(
   def queuedEvents: Int = queue.size
 
   /** Whether an event with records is waiting in the queue. */
-  def recordsQueued: Boolean = queue.iterator().asScala.exists(_.records.nonEmpty)
+  def recordsQueued: Boolean = queue.iterator().asScala.exists(_.event.records.nonEmpty)
 
   /** Whether the endpoint ended the shard (its last event is queued or taken). */
   def shardEndReceived: Boolean = synchronized(shardEnded)
@@ -193,10 +203,8 @@ final class ShardSubscription(
           backoff.succeeded()
           refusals = 0
           _consumerMissing = false
-          if (event.records.nonEmpty || event.millisBehindLatest > 0) {
-            event.continuationSequenceNumber.foreach(c => resumeFrom = ShardPosition.AfterRecord(c))
-          }
-          queue.put(event.copy(receivedAtMillis = clock.millis()))
+          advance(event).foreach(resumeFrom = _)
+          queue.put(Queued(epoch, event.copy(receivedAtMillis = clock.millis())))
           if (event.endsShard) {
             shardEnded = true
             generation += 1
@@ -263,9 +271,15 @@ final class ShardSubscription(
     failure = Some(e)
   }
 
+  /** Under the lock: the subscription ended, and nobody polled for `idlePauseMs`. */
   private def pause(): Unit = {
+    val dropped = queue.size
+    epoch += 1
+    queue.clear()
+    resumeFrom = takenUpTo
     log.info(s"Enhanced fan-out subscription of stream '$stream', $shardId ended while nobody read it for over " +
-      s"${idlePauseMs / 1000} s; it resumes when its shard is fetched here again")
+      s"${idlePauseMs / 1000} s; dropped the $dropped events it held, and resumes after the last one read when its " +
+      "shard is fetched here again")
     paused = true
   }
 }
@@ -285,6 +299,16 @@ object ShardSubscription {
   val FutureStartRetryMs = 1000L
   /** About 3 minutes of refusals: someone else keeps taking the subscription over. */
   private val MaxRefusals = 30
+
+  private final case class Queued(epoch: Long, event: SubscriptionEvent)
+
+  /**
+   * Where a subscription resumes after `event`: after its continuation sequence number when it had records or was
+   * behind the tip (the service moved on over a stretch without records); an empty event at the tip moves nothing.
+   */
+  private def advance(event: SubscriptionEvent): Option[ShardPosition] =
+    if (event.records.nonEmpty || event.millisBehindLatest > 0) event.continuationSequenceNumber.map(ShardPosition.AfterRecord(_))
+    else None
 
   /** The newest subscription of each (consumer ARN, shard) in this JVM. */
   private val live = new ConcurrentHashMap[(String, String), ShardSubscription]()

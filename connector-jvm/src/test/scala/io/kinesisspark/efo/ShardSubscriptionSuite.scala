@@ -173,16 +173,40 @@ class ShardSubscriptionSuite extends AnyFunSuite {
     assert(e.getMessage.contains("consumerName") && e.getMessage.contains(s.shard), e.getMessage)
   }
 
-  test("an idle subscription is not renewed when it ends, and resumes when its shard is polled again") {
+  test("an idle subscription is not renewed when it ends, holds no events, and resumes when polled again") {
     val s = new Setup(records = 30, perEvent = 1, capacity = 1, idlePauseMs = 1000L)
     s.subscriber.script += Accept(events = 1)
     val sub = s.subscription(TrimHorizon)
     s.clock.now += 2000L
     s.scheduler.runNext() // subscribes; one event fills the queue; the subscription ends with nobody polling
     assert(s.scheduler.pending == 0 && s.subscriber.attempts.size == 1)
-    assert(sub.poll(0L).isDefined)
+    assert(sub.queuedEvents == 0, "a paused subscription drops what it held")
+    assert(sub.poll(0L).isEmpty)
     while (s.scheduler.runNext()) ()
-    assert(s.subscriber.attempts.size == 2 && s.subscriber.attempts(1).from == AfterRecord(record(0).sequenceNumber))
+    assert(s.subscriber.attempts.size == 2 && s.subscriber.attempts(1).from == TrimHorizon, "nothing was taken")
+    assert(sub.poll(0L).map(_.records.map(_.sequenceNumber)).contains(Seq(record(0).sequenceNumber)))
+  }
+
+  test("a subscription paused while its reader waits (a full prefetch buffer) resumes after what was taken: nothing lost or repeated") {
+    val s = new Setup(records = 60, perEvent = 2, capacity = 4, idlePauseMs = 1000L)
+    s.subscriber.script ++= Seq(Accept(events = 2), Accept(events = 2)) // then subscriptions that do not end
+    val sub = s.subscription(TrimHorizon)
+    s.scheduler.runNext() // two events queued; the subscription ends while its reader is active: renewed in 5 s
+    val out = mutable.ArrayBuffer.empty[String]
+    sub.poll(0L).foreach(out ++= _.records.map(_.sequenceNumber))
+    s.scheduler.runNext() // 5 s on, nobody polled since: the renewed subscription fills the queue, ends, and pauses
+    assert(s.subscriber.attempts.size == 2 && s.subscriber.attempts(1).events == 4 && s.scheduler.pending == 0)
+    assert(sub.queuedEvents == 0, "a paused subscription holds no events")
+    var idle = 0
+    while (out.size < 60 && idle < 100) {
+      sub.poll(0L) match {
+        case Some(event) => out ++= event.records.map(_.sequenceNumber); idle = 0
+        case None => if (!s.scheduler.runNext()) idle += 1
+      }
+    }
+    assert(s.subscriber.attempts(2).from == AfterRecord(record(1).sequenceNumber), "resumed after the last record taken")
+    assert(out == (0 until 60).map(record(_).sequenceNumber))
+    sub.close()
   }
 
   test("a newer subscription of the same consumer and shard in this JVM closes the older and waits out 5 s") {
