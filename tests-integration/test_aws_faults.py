@@ -61,6 +61,39 @@ def test_reads_ride_out_kms_throttling_internal_failures_and_expired_iterators(
     assert faulted > 0, "no GetRecords call was faulted"
 
 
+def test_expired_listing_tokens_and_reset_connections_are_ridden_out(kinesis, stream, read_kinesis, sink, proxy):
+    """ListShards' pagination token expires 300 seconds after it was issued (``ExpiredNextTokenException``, HTTP
+    400, in the ListShards API reference): a listing whose later pages a throttled control plane held up that long
+    failed the query. Connections reset without an answer are in the mix, on every operation the query calls."""
+    name = stream(4)
+    puts = kinesis.put_records(name, numbered(80))
+    reset = {"ConnectionReset": 0.05}
+    faults = {
+        "ListShards": {"ExpiredNextTokenException": 0.3, "ConnectionReset": 0.05},
+        "GetRecords": {"ConnectionReset": 0.1},
+        "GetShardIterator": reset,
+        "DescribeStreamSummary": reset,
+    }
+    account = proxy(faults=faults)
+    query = sink.start(
+        read_kinesis(
+            name,
+            endpoint=account.endpoint,
+            initialPosition="trim_horizon",
+            maxShardsPerDescribe="1",  # a page per shard: every listing carries pagination tokens
+            shardFetchInterval="1s",
+        )
+    )
+    sink.wait_for_rows(query, 80, timeout_s=120)
+    puts += kinesis.put_records(name, numbered(80, start=80))
+    records = sink.wait_for_rows(query, 160, timeout_s=120)
+    assert query.exception() is None
+    assert_delivered_exactly(records, puts, name)
+    stats = account.stats()
+    for op in ("ListShards", "GetRecords"):
+        assert account.operation_stats(op, stats)["faulted_calls"] > 0, f"no {op} call was faulted"
+
+
 @pytest.mark.parametrize("case", ["at_timestamp 10 s ahead", "latest, Kinesis's clock 12 s behind"])
 def test_a_start_ahead_of_kinesiss_clock_reads_from_there_once_reached(
     case, kinesis, stream, read_kinesis, sink, proxy

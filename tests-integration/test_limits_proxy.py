@@ -23,7 +23,7 @@ from pathlib import Path
 import cbor2
 import pyspark
 import pytest
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ConnectionClosedError
 from harness.kinesis import Kinesis, boto_client
 from harness.limits_proxy import CBOR_TYPE, JSON_TYPE, THROTTLED
 from harness.spark import connector_jar
@@ -115,6 +115,23 @@ def test_sixth_get_shard_iterator_within_a_second_is_throttled(stream, proxy):
     iterator(through, name, SHARD_1)
     stats = limits.shard_stats(name, SHARD_0, "GetShardIterator")
     assert (stats["calls"], stats["throttled_calls"], stats["max_served_calls_1s"]) == (6, 1, 5)
+    through.close()
+
+
+def test_a_reset_fault_answers_nothing_and_expired_tokens_meet_only_later_pages(stream, proxy):
+    name = stream(3)
+    limits = proxy(faults={"GetShardIterator": {"ConnectionReset": 1.0}, "ListShards": {"ExpiredNextTokenException": 1.0}})
+    through = client(limits.endpoint)
+    with pytest.raises(ConnectionClosedError) as reset:
+        iterator(through, name, SHARD_0)
+    first = through.list_shards(StreamName=name, MaxResults=1)  # the first page carries no token: served
+    assert [s["ShardId"] for s in first["Shards"]] == [SHARD_0] and first["NextToken"]
+    with pytest.raises(ClientError) as expired:
+        through.list_shards(NextToken=first["NextToken"], MaxResults=1)
+    assert expired.value.response["Error"]["Code"] == "ExpiredNextTokenException"
+    assert expired.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    assert limits.operation_stats("GetShardIterator")["faulted_calls"] == 1
+    assert limits.operation_stats("ListShards")["faulted_calls"] == 1
     through.close()
 
 

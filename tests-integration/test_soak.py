@@ -3,7 +3,7 @@
 One polling query reads 30 streams through the limits proxy, playing an account whose other applications leave
 this one a quarter of Kinesis's quotas (DescribeStreamSummary 5 calls/s, ListShards 250/s for the account;
 GetShardIterator 1 and GetRecords 2 calls/s per shard), with 1 % of every read and control-plane call answered
-with an error (internal failures, KMS throttling, limit exceeded, expired iterators). An enhanced fan-out query
+with an error (internal failures, KMS throttling, limit exceeded, expired iterators) or a reset connection. An enhanced fan-out query
 reads 5 of the streams at the same time (directly: the proxy does not speak HTTP/2). During the run one stream is
 split, and retention trims records both queries have delivered. At the end: no query failed, and every record
 put was delivered exactly once by each query that reads its stream.
@@ -37,9 +37,14 @@ QUARTER = {
     "get_shard_iterator_calls_per_s": 1,
     "get_records_calls_per_s": 2,
     "faults": {
-        "GetRecords": {"InternalFailure": FAULT / 3, "KMSThrottlingException": FAULT / 3, "ExpiredIteratorException": FAULT / 3},
-        "GetShardIterator": {"LimitExceededException": FAULT / 2, "InternalFailure": FAULT / 2},
-        "ListShards": {"LimitExceededException": FAULT / 2, "InternalFailure": FAULT / 2},
+        "GetRecords": {
+            "InternalFailure": FAULT / 4,
+            "KMSThrottlingException": FAULT / 4,
+            "ExpiredIteratorException": FAULT / 4,
+            "ConnectionReset": FAULT / 4,
+        },
+        "GetShardIterator": {"LimitExceededException": FAULT / 3, "InternalFailure": FAULT / 3, "ConnectionReset": FAULT / 3},
+        "ListShards": {"LimitExceededException": FAULT / 3, "InternalFailure": FAULT / 3, "ConnectionReset": FAULT / 3},
         "DescribeStreamSummary": {"LimitExceededException": FAULT},
     },
 }

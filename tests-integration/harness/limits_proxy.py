@@ -41,7 +41,10 @@ any operation             ``faults``: operation -> {error code: share of calls}:
                           ``{"GetRecords": {"KMSThrottlingException": 0.05, "InternalFailure": 0.01}}``;
                           ``InternalFailure`` comes with HTTP 500, ``ServiceUnavailable`` with 503, every other
                           code with 400 (counted as ``faulted_calls`` of the operation, as are refused
-                          AT_TIMESTAMP times)
+                          AT_TIMESTAMP times). ``ConnectionReset`` is no answer at all: the proxy reads the
+                          request and resets the connection (TCP RST). ``ExpiredNextTokenException`` (HTTP 400,
+                          "the pagination token passed to the operation is expired" in the ListShards API
+                          reference) is only given to calls that carry a ``NextToken``
 ========================  ===================================================================================
 
 A throttled call gets HTTP 400 with ``x-amzn-ErrorType: ProvisionedThroughputExceededException`` and a body
@@ -93,6 +96,7 @@ import random
 import re
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -123,6 +127,10 @@ THROTTLED = "ProvisionedThroughputExceededException"
 LIMIT_EXCEEDED = "LimitExceededException"
 # HTTP status of injected faults (see Limits.faults); 400 for every other code.
 FAULT_STATUS = {"InternalFailure": 500, "ServiceUnavailable": 503}
+# A fault that is no answer: the connection is reset once the request was read.
+CONNECTION_RESET = "ConnectionReset"
+# A fault only calls with a pagination token can meet.
+EXPIRED_NEXT_TOKEN = "ExpiredNextTokenException"
 ITERATOR_LIFETIME_S = 300.0  # Kinesis expires a shard iterator 5 minutes after issuing it
 WINDOW_S = 1.0
 UNKNOWN = "?"
@@ -313,6 +321,15 @@ def _decode(body: bytes, cbor: bool, request: bool = False, keep_times: bool = F
     return cbor2.loads(body, semantic_decoders={1: _sdk_cbor_time}) if request else cbor2.loads(body)
 
 
+def _has_next_token(body: bytes, cbor: bool) -> bool:
+    """Whether a request carries a ``NextToken`` (a later page of a listing)."""
+    try:
+        document = _decode(body, cbor, request=True)
+    except Exception:
+        return False
+    return isinstance(document, dict) and bool(document.get("NextToken"))
+
+
 def _arrival_ms(value: Any) -> float:
     """A record's ApproximateArrivalTimestamp in epoch milliseconds: JSON gives seconds; CBOR a tag whose number
     is seconds (RFC 8949) or, from emulators made for the Java SDK, milliseconds (told apart by size)."""
@@ -490,10 +507,14 @@ class _Proxy:
         }.get(op)
         cbor = request.headers.get("Content-Type", "").split(";")[0].strip().lower() == CBOR_TYPE
         fault = self._fault(op)
+        if fault == EXPIRED_NEXT_TOKEN and not _has_next_token(await request.read(), cbor):
+            fault = None
         if fault is not None:
             await request.read()
             with self.lock:
                 self._total(op, calls=1, faulted=1, cbor=int(cbor))
+            if fault == CONNECTION_RESET:
+                return self._reset(request)
             return self._error(cbor, fault, f"{fault} injected by the limits proxy", FAULT_STATUS.get(fault, 400))
         if handler is None or request.method != "POST":
             now = time.monotonic()
@@ -592,6 +613,17 @@ class _Proxy:
                 await out.write(chunk)
             await out.write_eof()
             return out
+
+    @staticmethod
+    def _reset(request: web.Request) -> web.Response:
+        """Resets the request's connection (RST, not a clean close); the response returned is never sent."""
+        transport = request.transport
+        if transport is not None:
+            sock = transport.get_extra_info("socket")
+            if sock is not None:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            transport.abort()
+        return web.Response(status=500)
 
     def _throttled(self, cbor: bool, stream: str, shard: str) -> web.Response:
         return self._error(cbor, THROTTLED, self._rate_message(stream, shard))

@@ -2,8 +2,8 @@ package io.kinesisspark.aws
 
 import software.amazon.awssdk.awscore.exception.AwsServiceException
 import software.amazon.awssdk.core.exception.SdkClientException
-import software.amazon.awssdk.services.kinesis.model.{KmsThrottlingException, LimitExceededException,
-  ProvisionedThroughputExceededException}
+import software.amazon.awssdk.services.kinesis.model.{ExpiredNextTokenException, KmsThrottlingException,
+  LimitExceededException, ProvisionedThroughputExceededException}
 
 import io.kinesisspark.KinesisSparkException
 
@@ -20,8 +20,9 @@ import io.kinesisspark.KinesisSparkException
  *    (listed under GetRecords, PutRecords and SubscribeToShard in the API reference). The AWS SDK counts only some
  *    of these codes as throttling (not `LimitExceededException`, not `KMSThrottlingException`), so this list is
  *    ours;
- *  - '''transient''': throttling, a 5xx, or no answer at all (refused, reset, timed out): worth a retry after a
- *    back-off;
+ *  - '''transient''': throttling, a 5xx, no answer at all (refused, reset, timed out), or a listing's expired
+ *    pagination token (`ExpiredNextTokenException`: its pages took over 300 seconds; listing again from the first
+ *    page works): worth a retry after a back-off;
  *  - everything else (a missing stream, refused credentials, a malformed request), which no retry fixes. The
  *    connector's own exceptions are never transient: they already say what to do.
  *
@@ -46,9 +47,10 @@ object ErrorClassifier {
     case _                        => false
   }
 
-  /** Worth retrying after a back-off: throttling, a 5xx, or no answer at all. */
+  /** Worth retrying after a back-off: throttling, a 5xx, no answer at all, or an expired listing token. */
   def isTransient(e: Throwable): Boolean = e match {
     case _: KinesisSparkException => false
+    case _: ExpiredNextTokenException => true
     case s: AwsServiceException   => isThrottling(s) || s.statusCode() >= 500
     case _: SdkClientException    => true
     case _                        => false

@@ -6,7 +6,7 @@ import scala.jdk.CollectionConverters._
 
 import software.amazon.awssdk.services.kinesis.KinesisClient
 import software.amazon.awssdk.core.SdkBytes
-import software.amazon.awssdk.services.kinesis.model.{Consumer, ConsumerDescription, DeregisterStreamConsumerRequest, DescribeStreamConsumerRequest, DescribeStreamSummaryRequest, GetRecordsRequest, GetShardIteratorRequest, InvalidArgumentException, KinesisException, ListShardsRequest, ListStreamConsumersRequest, PutRecordsRequest, PutRecordsRequestEntry, Record, RegisterStreamConsumerRequest, ResourceInUseException, ResourceNotFoundException, ShardIteratorType}
+import software.amazon.awssdk.services.kinesis.model.{Consumer, ConsumerDescription, DeregisterStreamConsumerRequest, DescribeStreamConsumerRequest, DescribeStreamSummaryRequest, ExpiredNextTokenException, GetRecordsRequest, GetShardIteratorRequest, InvalidArgumentException, KinesisException, ListShardsRequest, ListStreamConsumersRequest, PutRecordsRequest, PutRecordsRequestEntry, Record, RegisterStreamConsumerRequest, ResourceInUseException, ResourceNotFoundException, ShardIteratorType}
 
 import software.amazon.awssdk.core.exception.SdkClientException
 import software.amazon.awssdk.services.sts.model.StsException
@@ -32,7 +32,18 @@ final class SdkKinesisApi(control: KinesisClient, data: KinesisClient, connectio
       Option(d.retentionPeriodHours()).map(_.intValue).getOrElse(24))
   }
 
-  override def listShards(stream: String, pageSize: Int): Seq[ShardInfo] = {
+  override def listShards(stream: String, pageSize: Int): Seq[ShardInfo] = listShards(stream, pageSize, SdkKinesisApi.ListingRestarts)
+
+  /**
+   * A listing's NextToken expires 300 seconds after ListShards issued it (ExpiredNextTokenException, in the ListShards
+   * API reference): a listing whose pages were retried that long (a throttled control plane) starts again from its
+   * first page, a few times, before the error goes to the caller (for whom it is transient: see [[ErrorClassifier]]).
+   */
+  private def listShards(stream: String, pageSize: Int, restartsLeft: Int): Seq[ShardInfo] =
+    try listAllPages(stream, pageSize)
+    catch { case _: ExpiredNextTokenException if restartsLeft > 0 => listShards(stream, pageSize, restartsLeft - 1) }
+
+  private def listAllPages(stream: String, pageSize: Int): Seq[ShardInfo] = {
     val shards = Seq.newBuilder[ShardInfo]
     var next: Option[String] = None
     var first = true
@@ -205,6 +216,9 @@ final class SdkKinesisApi(control: KinesisClient, data: KinesisClient, connectio
 }
 
 object SdkKinesisApi {
+  /** Times a listing whose pagination token expired starts again from its first page. */
+  val ListingRestarts = 3
+
   /** A record of a GetRecords response or a SubscribeToShard event. */
   def fetchedRecord(rec: Record): FetchedRecord = FetchedRecord(
     rec.sequenceNumber(),

@@ -3,8 +3,8 @@ package io.kinesisspark.aws
 import org.scalatest.funsuite.AnyFunSuite
 import software.amazon.awssdk.awscore.exception.AwsErrorDetails
 import software.amazon.awssdk.core.exception.SdkClientException
-import software.amazon.awssdk.services.kinesis.model.{InvalidArgumentException, KinesisException, KmsThrottlingException,
-  LimitExceededException, ProvisionedThroughputExceededException, ResourceNotFoundException}
+import software.amazon.awssdk.services.kinesis.model.{ExpiredNextTokenException, InvalidArgumentException, KinesisException,
+  KmsThrottlingException, LimitExceededException, ProvisionedThroughputExceededException, ResourceNotFoundException}
 
 import io.kinesisspark.KinesisErrors
 
@@ -34,7 +34,9 @@ class ErrorClassifierSuite extends AnyFunSuite {
 
   test("no answer and 5xx pass without being throttling; refusals and our own errors do not pass") {
     val passing = Seq(SdkClientException.create("Connection refused"), answered(503, "ServiceUnavailable"),
-      answered(500, "InternalFailure"))
+      answered(500, "InternalFailure"),
+      // A listing's pages took over 300 seconds: listing again from the first page works.
+      ExpiredNextTokenException.builder().statusCode(400).message("token expired").build())
     passing.foreach { e =>
       assert(ErrorClassifier.isTransient(e), e)
       assert(!ErrorClassifier.isThrottling(e), e)
