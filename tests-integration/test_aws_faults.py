@@ -126,7 +126,8 @@ def test_a_start_ahead_of_kinesiss_clock_reads_from_there_once_reached(
 def test_steady_state_lists_shards_without_describing_streams(kinesis, stream, read_kinesis, sink, proxy):
     """Listing used to describe every stream (DescribeStreamSummary, 20 calls per second for the whole account)
     every ``shardFetchInterval``. ListShards shows when a stream was created again (a known shard id with another
-    starting sequence number, or a new shard numbered below a known one), so once running, a query lists only."""
+    starting sequence number, or a new shard numbered below a known one), so once running, a query lists only; and
+    nine listings in ten ask only for shards after the highest id known."""
     names = [stream(1) for _ in range(3)]
     puts = {name: kinesis.put_records(name, numbered(10, prefix=name)) for name in names}
     account = proxy()
@@ -144,6 +145,11 @@ def test_steady_state_lists_shards_without_describing_streams(kinesis, stream, r
     describes = account.operation_stats("DescribeStreamSummary", stats)["calls"]
     assert listings >= 3 * 5, f"the streams were listed {listings} times in 8 s"
     assert describes == 0, f"{describes} DescribeStreamSummary calls in steady state ({listings} ListShards)"
+    # Most listings ask only for the shards after the highest id known (ShardFilter AFTER_SHARD_ID), and get none.
+    listing = account.operation_stats("ListShards", stats)
+    filtered = listing.get("filtered_calls", 0)
+    assert filtered >= 0.8 * listings, f"{filtered} of {listings} ListShards calls asked for new shards only"
+    assert listing.get("shards_listed", 0) == listings - filtered, f"one shard per full listing: {listing}"
 
 
 def test_a_throttled_listing_does_not_hold_up_fetching(kinesis, stream, read_kinesis, sink, proxy):

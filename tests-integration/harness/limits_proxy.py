@@ -72,7 +72,8 @@ stream, shard and operation: ``calls``, ``throttled_calls``, ``records``, ``thro
 (record bytes served or written), ``max_calls_1s`` (calls received, throttled or not, in any 1 s window),
 ``max_served_calls_1s``, ``max_records_1s``, ``max_bytes_1s``, ``data_span_ms`` (first to last call with data); per operation over all shards, ``calls``,
 ``throttled_calls``, ``faulted_calls``, ``bytes``, ``cbor_calls`` (requests encoded in CBOR) and ``data_span_s`` (seconds from the
-first to the last call that served or stored data). ``GET``/``POST /__proxy/limits``
+first to the last call that served or stored data); for ListShards also ``shards_listed`` and ``filtered_calls``
+(calls with a ``ShardFilter``). ``GET``/``POST /__proxy/limits``
 read and change the limits of a running proxy.
 
 The proxy speaks HTTP/1.1 only (no h2c), so SubscribeToShard is not proxied; it runs on 127.0.0.1 on a free
@@ -526,8 +527,8 @@ class _Proxy:
                     return self._error(cbor, LIMIT_EXCEEDED, f"Rate exceeded for {op} under account {self.account_id}.")
                 if quota is not None:
                     self.account_calls[op].add(now)
-            if op == "ListShards" and self.limits.omit_shards:
-                response = await self._list_shards_omitting(request, cbor, set(self.limits.omit_shards))
+            if op == "ListShards":
+                response = await self._list_shards(request, cbor, set(self.limits.omit_shards or ()))
             else:
                 response = await self._pass_through(request)
             if op in RESHARDING_OPERATIONS:
@@ -762,12 +763,27 @@ class _Proxy:
                 self._remember_iterator(next_iterator, stream, shard, now)
         return response
 
-    async def _list_shards_omitting(self, request: web.Request, cbor: bool, omitted: set[str]) -> web.Response:
-        response, raw, status = await self._exchange(request, await request.read())
+    async def _list_shards(self, request: web.Request, cbor: bool, omitted: set[str]) -> web.Response:
+        """ListShards, counting the shards it lists (``shards_listed``) and the calls with a ``ShardFilter``
+        (``filtered_calls``), and leaving out the ``omit_shards``."""
+        body = await request.read()
+        try:
+            filtered = bool(_decode(body, cbor, request=True).get("ShardFilter"))
+        except Exception:  # malformed: the emulator answers it
+            filtered = False
+        response, raw, status = await self._exchange(request, body)
         if status != 200:
             return response
         result = _decode(raw, cbor, keep_times=True)
-        result["Shards"] = [s for s in result.get("Shards") or [] if s.get("ShardId") not in omitted]
+        listed = [s for s in result.get("Shards") or [] if s.get("ShardId") not in omitted]
+        with self.lock:
+            self._total("ListShards")
+            total = self.op_totals["ListShards"]
+            total["shards_listed"] = total.get("shards_listed", 0) + len(listed)
+            total["filtered_calls"] = total.get("filtered_calls", 0) + int(filtered)
+        if not omitted:
+            return response
+        result["Shards"] = listed
         return self._response(status, response.headers, _encode(result, cbor))
 
     def _trim_horizon_ms(self) -> float | None:

@@ -279,8 +279,9 @@ final class Prefetcher(
   }
 
   /**
-   * Lists shards every `shardFetchInterval` (and describes a stream, for its creation time, when it is first listed
-   * or its listing shows it was created again: see [[ShardListings.needsDescribe]]). Shards that
+   * Lists shards every `shardFetchInterval`, most times only those after the highest id known (see
+   * [[ShardListings.listAfter]]), and describes a stream, for its creation time, when it is first listed or a full
+   * listing shows it was created again (see [[ShardListings.needsDescribe]]). Shards that
    * appear start at TRIM_HORIZON, or at the initial position when their stream was just added, or finished when
    * their children were read already (they had left the offset); what a listing must show before shards are
    * forgotten is [[ShardListings]]'s call; a stream whose creation time changed is fetched afresh from TRIM_HORIZON.
@@ -290,12 +291,20 @@ final class Prefetcher(
     val listed =
       try options.streams.flatMap { s =>
         try {
-          val shards = api.listShards(s, options.maxShardsPerDescribe)
-          // The creation time tells a stream created again; ListShards shows when it must be asked for.
-          val createdMillis = synchronized(created.get(s)).filterNot(_ => shardListings.needsDescribe(s, shards))
-            .getOrElse(api.describeStream(s).createdMillis)
-          shardListings.update(s, createdMillis, shards) match {
-            case Right(graph) => Some((s, createdMillis, graph))
+          val knownCreated = synchronized(created.get(s))
+          val listing = shardListings.listAfter(s).filter(_ => knownCreated.isDefined) match {
+            case Some(lastShardId) => // only the shards a reshard added since
+              shardListings.updateAfter(s, api.listShards(s, options.maxShardsPerDescribe, Some(lastShardId)))
+                .map(graph => (knownCreated.get, graph))
+            case None =>
+              val shards = api.listShards(s, options.maxShardsPerDescribe)
+              // The creation time tells a stream created again; ListShards shows when it must be asked for.
+              val createdMillis = knownCreated.filterNot(_ => shardListings.needsDescribe(s, shards))
+                .getOrElse(api.describeStream(s).createdMillis)
+              shardListings.update(s, createdMillis, shards).map(graph => (createdMillis, graph))
+          }
+          listing match {
+            case Right((createdMillis, graph)) => Some((s, createdMillis, graph))
             case Left(why) => log.warn(why); None
           }
         } catch { case e: StreamNotFoundException => streamMissing(s, e); None }

@@ -18,6 +18,14 @@ import io.kinesisspark.aws.ShardInfo
  *    was not that).
  * A stream listed for the first time, or with a new creation time (deleted and created again), starts afresh.
  *
+ * Most listings need not list every shard again: a stream's shards change only by resharding, which closes the shards
+ * it splits or merges and adds children with higher ids that name them as parents. So between full listings (every
+ * [[FullListingEvery]]-th, and after a refused one) the caller asks only for the shards after the highest id known
+ * ([[listAfter]]: ListShards' ShardFilter AFTER_SHARD_ID, one short page), and [[updateAfter]] adds them, closing
+ * their parents. A stream of thousands of shards is then listed in one call that usually returns none, not in a
+ * page per 1,000 shards. Full listings still find shards gone past retention and a stream created again (its ids
+ * start from 0 again, below the highest known).
+ *
  * {{{
  *   val listings = new ShardListings
  *   listings.update("clicks", createdMillis, api.listShards("clicks", 1000)) match {
@@ -39,13 +47,49 @@ final class ShardListings {
       case None => Right(accept(stream, createdMillis, listed))
     }
 
+  /**
+   * The shard id an incremental listing of the stream asks for the shards after (the highest known), or `None`
+   * when a full listing is due: the stream is not known, its ids are not numbered, [[FullListingEvery]] listings
+   * have passed, or the latest incremental one was refused.
+   */
+  def listAfter(stream: String): Option[String] = streams.get(stream)
+    .filter(k => k.incrementalListings < FullListingEvery - 1)
+    .map(_.shards.flatMap(s => shardNumber(s.shardId).map(_ -> s.shardId)))
+    .filter(_.nonEmpty).map(_.maxBy(_._1)._2)
+
+  /**
+   * The stream's shards after an incremental listing (`listedAfter`: the shards after [[listAfter]]): they are
+   * added, their parents closed, and the rest stand as known; a shard listed again replaces what was known of it.
+   * Refused, as a full listing is, when the open shards do not then cover the hash key space (a child listed
+   * without its sibling, a stream created again with higher ids); the next listing is a full one.
+   */
+  def updateAfter(stream: String, listedAfter: Seq[ShardInfo]): Either[String, ShardGraph] = {
+    val known = streams.getOrElse(stream, throw new IllegalStateException(s"stream '$stream' was never listed in full"))
+    val listedById = listedAfter.iterator.map(s => s.shardId -> s).toMap
+    val closedByChildren = listedAfter.iterator.flatMap(_.parentShardIds).toSet
+    val updated = known.shards.map { s =>
+      val latest = listedById.getOrElse(s.shardId, s)
+      if (closedByChildren(s.shardId) && !latest.closed) latest.copy(closed = true) else latest
+    }
+    val merged = updated ++ listedAfter.filterNot(s => known.shards.exists(_.shardId == s.shardId))
+    gap(merged) match {
+      case Some(why) =>
+        streams(stream) = known.copy(incrementalListings = FullListingEvery)
+        Left(s"ListShards of stream '$stream' (the shards after those known) gave shards that do not fit those known " +
+          s"($why); keeping the shards listed before and listing them all next")
+      case None =>
+        streams(stream) = known.copy(shards = merged, incrementalListings = known.incrementalListings + 1)
+        Right(ShardGraph(merged))
+    }
+  }
+
   private def accept(stream: String, createdMillis: Long, listed: Seq[ShardInfo]): ShardGraph = {
     val previous = streams.get(stream).filter(_.createdMillis == createdMillis)
     val ids = listed.iterator.map(_.shardId).toSet
     val missing = previous.toSeq.flatMap(_.shards).filterNot(s => ids.contains(s.shardId))
     val absences = missing.map(s => s.shardId -> (previous.get.absences.getOrElse(s.shardId, 0) + 1)).toMap
     val kept = missing.filter(s => absences(s.shardId) < AbsencesToForget)
-    val known = Known(createdMillis, (listed ++ kept).toVector, absences.filter(_._2 < AbsencesToForget))
+    val known = Known(createdMillis, (listed ++ kept).toVector, absences.filter(_._2 < AbsencesToForget), 0)
     streams(stream) = known
     ShardGraph(known.shards)
   }
@@ -75,10 +119,14 @@ final class ShardListings {
 }
 
 object ShardListings {
-  private final case class Known(createdMillis: Long, shards: Vector[ShardInfo], absences: Map[String, Int])
+  private final case class Known(createdMillis: Long, shards: Vector[ShardInfo], absences: Map[String, Int],
+      incrementalListings: Int)
 
   /** Listings in a row a shard must be missing from before it counts as gone. */
   val AbsencesToForget = 2
+
+  /** One listing in this many lists every shard (with the default shardFetchInterval, every 10 seconds). */
+  val FullListingEvery = 10
 
   private val HashKeyMax = BigInt(2).pow(128) - 1
   private val ShardNumber = "shardId-(\\d+)".r

@@ -49,6 +49,44 @@ class ShardListingsSuite extends AnyFunSuite {
     assert(listings.update("s", 2L, Seq(shard("shard-0", 0, Max))).toOption.get.shards.size == 1)
   }
 
+  test("between full listings only the shards after the highest id are listed; their parents close") {
+    val listings = new ShardListings
+    val s0 = shard("shardId-000000000000", 0, Half)
+    val s1 = shard("shardId-000000000001", Half + 1, Max)
+    assert(listings.listAfter("s").isEmpty, "a stream not listed yet is listed in full")
+    listings.update("s", 1L, Seq(s0, s1))
+    assert(listings.listAfter("s").contains("shardId-000000000001"))
+    assert(listings.updateAfter("s", Nil).toOption.get.shards == Seq(s0, s1), "nothing new: the shards known stand")
+    // shardId-000000000001 is split into 2 and 3.
+    val s2 = shard("shardId-000000000002", Half + 1, Half + 100, parents = Seq(s1.shardId))
+    val s3 = shard("shardId-000000000003", Half + 101, Max, parents = Seq(s1.shardId))
+    val graph = listings.updateAfter("s", Seq(s2, s3)).toOption.get
+    assert(graph.shards.map(s => s.shardId -> s.closed) == Seq(s0.shardId -> false, s1.shardId -> true,
+      s2.shardId -> false, s3.shardId -> false))
+    assert(graph.parentsOf(s3.shardId) == Seq(s1.shardId))
+    assert(listings.listAfter("s").contains("shardId-000000000003"))
+  }
+
+  test("an incremental listing that does not fit is refused, and a full listing follows; so does every tenth") {
+    val listings = new ShardListings
+    val s0 = shard("shardId-000000000000", 0, Max)
+    listings.update("s", 1L, Seq(s0))
+    val lonelyChild = shard("shardId-000000000001", 0, Half, parents = Seq(s0.shardId)) // its sibling not listed yet
+    val refused = listings.updateAfter("s", Seq(lonelyChild))
+    assert(refused.left.exists(w => w.contains("'s'") && w.contains(s"${Half + 1} to $Max")), refused)
+    assert(listings.listAfter("s").isEmpty, "the next listing is a full one")
+    listings.update("s", 1L, Seq(s0))
+    (1 until ShardListings.FullListingEvery).foreach { i =>
+      assert(listings.listAfter("s").isDefined, s"listing $i after a full one")
+      listings.updateAfter("s", Nil)
+    }
+    assert(listings.listAfter("s").isEmpty, s"every ${ShardListings.FullListingEvery}th listing is full")
+    assert(new ShardListings().listAfter("s").isEmpty)
+    val unnumbered = new ShardListings
+    unnumbered.update("s", 1L, Seq(shard("shard-0", 0, Max)))
+    assert(unnumbered.listAfter("s").isEmpty, "ids without a number cannot be listed after")
+  }
+
   test("a shard whose child was read has ended, though its own position is not known") {
     val graph = ShardGraph(Seq(parent, left, right, shard("shard-3", 0, Half, parents = Seq("shard-1"))))
     assert(!graph.endedByDescendants("shard-0", Map("shard-1" -> TrimHorizon, "shard-2" -> TrimHorizon)))

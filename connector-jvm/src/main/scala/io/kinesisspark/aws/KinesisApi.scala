@@ -10,8 +10,11 @@ trait KinesisApi {
   /** Fails with [[io.kinesisspark.KinesisSparkException]] naming the stream when it does not exist. */
   def describeStream(stream: String): StreamSummary
 
-  /** All shards of the stream that are still within retention (open and closed), paging `pageSize` at a time. */
-  def listShards(stream: String, pageSize: Int): Seq[ShardInfo]
+  /**
+   * All shards of the stream that are still within retention (open and closed), paging `pageSize` at a time; with
+   * `afterShardId`, only the shards whose ids follow it (ListShards' ShardFilter AFTER_SHARD_ID).
+   */
+  def listShards(stream: String, pageSize: Int, afterShardId: Option[String] = None): Seq[ShardInfo]
 
   /**
    * An iterator that starts reading at `position`; `Finished` is not a valid argument. Fails with

@@ -6,7 +6,7 @@ import scala.jdk.CollectionConverters._
 
 import software.amazon.awssdk.services.kinesis.KinesisClient
 import software.amazon.awssdk.core.SdkBytes
-import software.amazon.awssdk.services.kinesis.model.{Consumer, ConsumerDescription, DeregisterStreamConsumerRequest, DescribeStreamConsumerRequest, DescribeStreamSummaryRequest, ExpiredNextTokenException, GetRecordsRequest, GetShardIteratorRequest, InvalidArgumentException, KinesisException, ListShardsRequest, ListStreamConsumersRequest, PutRecordsRequest, PutRecordsRequestEntry, Record, RegisterStreamConsumerRequest, ResourceInUseException, ResourceNotFoundException, ShardIteratorType}
+import software.amazon.awssdk.services.kinesis.model.{Consumer, ConsumerDescription, DeregisterStreamConsumerRequest, DescribeStreamConsumerRequest, DescribeStreamSummaryRequest, ExpiredNextTokenException, GetRecordsRequest, GetShardIteratorRequest, InvalidArgumentException, KinesisException, ListShardsRequest, ListStreamConsumersRequest, PutRecordsRequest, PutRecordsRequestEntry, Record, RegisterStreamConsumerRequest, ResourceInUseException, ResourceNotFoundException, ShardFilter, ShardFilterType, ShardIteratorType}
 
 import software.amazon.awssdk.core.exception.SdkClientException
 import software.amazon.awssdk.services.sts.model.StsException
@@ -32,27 +32,31 @@ final class SdkKinesisApi(control: KinesisClient, data: KinesisClient, connectio
       Option(d.retentionPeriodHours()).map(_.intValue).getOrElse(24))
   }
 
-  override def listShards(stream: String, pageSize: Int): Seq[ShardInfo] = listShards(stream, pageSize, SdkKinesisApi.ListingRestarts)
+  override def listShards(stream: String, pageSize: Int, afterShardId: Option[String]): Seq[ShardInfo] =
+    listShards(stream, pageSize, afterShardId, SdkKinesisApi.ListingRestarts)
 
   /**
    * A listing's NextToken expires 300 seconds after ListShards issued it (ExpiredNextTokenException, in the ListShards
    * API reference): a listing whose pages were retried that long (a throttled control plane) starts again from its
    * first page, a few times, before the error goes to the caller (for whom it is transient: see [[ErrorClassifier]]).
    */
-  private def listShards(stream: String, pageSize: Int, restartsLeft: Int): Seq[ShardInfo] =
-    try listAllPages(stream, pageSize)
-    catch { case _: ExpiredNextTokenException if restartsLeft > 0 => listShards(stream, pageSize, restartsLeft - 1) }
+  private def listShards(stream: String, pageSize: Int, afterShardId: Option[String], restartsLeft: Int): Seq[ShardInfo] =
+    try listAllPages(stream, pageSize, afterShardId)
+    catch {
+      case _: ExpiredNextTokenException if restartsLeft > 0 => listShards(stream, pageSize, afterShardId, restartsLeft - 1)
+    }
 
-  private def listAllPages(stream: String, pageSize: Int): Seq[ShardInfo] = {
+  private def listAllPages(stream: String, pageSize: Int, afterShardId: Option[String]): Seq[ShardInfo] = {
     val shards = Seq.newBuilder[ShardInfo]
     var next: Option[String] = None
     var first = true
     while (first || next.isDefined) {
-      // ListShards takes either the stream name or a NextToken, never both.
+      // ListShards takes either the stream name (and a filter) or a NextToken, never both.
       val request = next match {
         case Some(token) => ListShardsRequest.builder().nextToken(token).maxResults(pageSize).build()
         case None =>
           val b = ListShardsRequest.builder().maxResults(pageSize)
+          afterShardId.foreach(id => b.shardFilter(ShardFilter.builder().`type`(ShardFilterType.AFTER_SHARD_ID).shardId(id).build()))
           arn(stream).fold(b.streamName(stream))(b.streamARN).build()
       }
       val response = call("ListShards", stream)(control.listShards(request))

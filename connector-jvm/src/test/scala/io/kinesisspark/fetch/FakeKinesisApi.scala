@@ -56,8 +56,8 @@ class FakeKinesisApi(stream: String = "s") extends KinesisApi {
       createdMillis = createdMillis, retentionHours = 24)
     else throw KinesisErrors.streamNotFound(name, "us-east-1", "fake")
 
-  override def listShards(name: String, pageSize: Int): Seq[ShardInfo] =
-    shards.keys.toSeq.map(id => ShardInfo(id, Nil, closed(id)))
+  override def listShards(name: String, pageSize: Int, afterShardId: Option[String]): Seq[ShardInfo] =
+    shards.keys.toSeq.filter(id => afterShardId.forall(id > _)).map(id => ShardInfo(id, Nil, closed(id)))
 
   override def shardIterator(name: String, shardId: String, position: ShardPosition): String = {
     iteratorCalls += 1
