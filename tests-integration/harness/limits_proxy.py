@@ -34,7 +34,8 @@ retention                 ``retention_s`` (a moving horizon: now minus it) and `
                           and what its error list implies for sequence numbers (no error names trimmed data;
                           GetRecords may answer with no records, and "it might take multiple calls to get to a
                           portion of the shard that contains records"). Counted as ``trimmed_records``
-ListShards                ``omit_shards``: shard ids left out of every ListShards response (of any stream), as an
+ListShards                the ``AFTER_SHARD_ID`` ShardFilter applied (some emulators ignore it); ``omit_shards``:
+                          shard ids left out of every ListShards response (of any stream), as an
                           incomplete listing would leave them out
 any operation             ``faults``: operation -> {error code: share of calls}: that share of the operation's
                           calls is answered with the error instead of being sent to the emulator, e.g.
@@ -765,23 +766,28 @@ class _Proxy:
 
     async def _list_shards(self, request: web.Request, cbor: bool, omitted: set[str]) -> web.Response:
         """ListShards, counting the shards it lists (``shards_listed``) and the calls with a ``ShardFilter``
-        (``filtered_calls``), and leaving out the ``omit_shards``."""
+        (``filtered_calls``), leaving out the ``omit_shards``, and applying the AFTER_SHARD_ID filter where the
+        emulator does not (ferrokinesis lists every shard; the ListShards API reference: the response "includes
+        all the shards, starting with the shard whose ID immediately follows the ShardId that you provided")."""
         body = await request.read()
         try:
-            filtered = bool(_decode(body, cbor, request=True).get("ShardFilter"))
+            shard_filter = _decode(body, cbor, request=True).get("ShardFilter") or {}
         except Exception:  # malformed: the emulator answers it
-            filtered = False
+            shard_filter = {}
+        after = shard_filter.get("ShardId") if shard_filter.get("Type") == "AFTER_SHARD_ID" else None
         response, raw, status = await self._exchange(request, body)
         if status != 200:
             return response
         result = _decode(raw, cbor, keep_times=True)
-        listed = [s for s in result.get("Shards") or [] if s.get("ShardId") not in omitted]
+        shards = result.get("Shards") or []
+        # Shard ids sort in the order Kinesis lists them (a fixed-width number).
+        listed = [s for s in shards if s.get("ShardId") not in omitted and (after is None or s.get("ShardId", "") > after)]
         with self.lock:
             self._total("ListShards")
             total = self.op_totals["ListShards"]
             total["shards_listed"] = total.get("shards_listed", 0) + len(listed)
-            total["filtered_calls"] = total.get("filtered_calls", 0) + int(filtered)
-        if not omitted:
+            total["filtered_calls"] = total.get("filtered_calls", 0) + int(bool(shard_filter))
+        if len(listed) == len(shards):
             return response
         result["Shards"] = listed
         return self._response(status, response.headers, _encode(result, cbor))
