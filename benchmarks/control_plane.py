@@ -65,6 +65,8 @@ class Row:
     shards: int
     window_s: float
     calls: dict[str, int]
+    shards_listed: int
+    filtered_listings: int
 
     def per_minute(self, op: str) -> float:
         return self.calls.get(op, 0) * 60.0 / self.window_s
@@ -96,7 +98,10 @@ def keys_per_shard(kinesis: Kinesis, stream: str, per_shard: int) -> list[str]:
     return keys
 
 
-def run_case(spark, kinesis: Kinesis, proxy: LimitsProxy, streams: int, shards: int, window_s: float, work: Path) -> Row:
+def run_case(
+    spark, kinesis: Kinesis, proxy: LimitsProxy, streams: int, shards: int, args: argparse.Namespace, work: Path
+) -> Row:
+    window_s = args.window
     names = [f"cp-{streams}x{shards}-{uuid.uuid4().hex[:6]}-{i}" for i in range(streams)]
     expected = 0
     for name in names:
@@ -113,7 +118,7 @@ def run_case(spark, kinesis: Kinesis, proxy: LimitsProxy, streams: int, shards: 
         with lock:
             seen[0] += n
 
-    query = (
+    reader = (
         spark.readStream.format("kinesis")
         .option("streamName", ",".join(names))
         .option("region", REGION)
@@ -121,7 +126,11 @@ def run_case(spark, kinesis: Kinesis, proxy: LimitsProxy, streams: int, shards: 
         .option("awsAccessKey", ACCESS_KEY)
         .option("awsSecretKey", SECRET_KEY)
         .option("initialPosition", "trim_horizon")
-        .load()
+    )
+    for key, value in args.option:
+        reader = reader.option(key, value)
+    query = (
+        reader.load()
         .writeStream.foreachBatch(count)
         .option("checkpointLocation", str(work / f"checkpoint-{names[0]}"))
         .start()
@@ -147,19 +156,21 @@ def run_case(spark, kinesis: Kinesis, proxy: LimitsProxy, streams: int, shards: 
     for name in names:
         kinesis.delete_stream(name)
     calls = {op: int(total["calls"]) for op, total in stats["operations"].items()}
-    return Row(streams, shards, elapsed, calls)
+    listing = stats["operations"].get("ListShards", {})
+    return Row(streams, shards, elapsed, calls, listing.get("shards_listed", 0), listing.get("filtered_calls", 0))
 
 
 def table(rows: list[Row]) -> str:
     head = (
-        "| streams x shards | ListShards | DescribeStreamSummary | other control-plane calls | GetShardIterator "
-        "| GetRecords |\n|---|---|---|---|---|---|"
+        "| streams x shards | ListShards (of them filtered) | shards listed | DescribeStreamSummary "
+        "| other control-plane calls | GetShardIterator | GetRecords |\n|---|---|---|---|---|---|---|"
     )
     lines = [head]
     for r in rows:
         others = sum(r.per_minute(op) for op in CONTROL_PLANE[2:])
         lines.append(
-            f"| {r.streams} x {r.shards} | {r.per_minute('ListShards'):,.0f} | {r.per_minute('DescribeStreamSummary'):,.0f} "
+            f"| {r.streams} x {r.shards} | {r.per_minute('ListShards'):,.0f} ({r.filtered_listings * 60 / r.window_s:,.0f}) "
+            f"| {r.shards_listed * 60 / r.window_s:,.0f} | {r.per_minute('DescribeStreamSummary'):,.0f} "
             f"| {others:,.0f} | {r.per_minute('GetShardIterator'):,.0f} | {r.per_minute('GetRecords'):,.0f} |"
         )
     return "\n".join(lines)
@@ -170,6 +181,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--window", type=float, default=60.0, help="seconds counted per case (default 60)")
     parser.add_argument("--output", default=str(REPO / "benchmarks" / "control_plane_results.md"))
     parser.add_argument("--jar", type=Path, help="the connector jar (default: the one the build made)")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        type=lambda text: tuple(text.split("=", 1)),
+        metavar="KEY=VALUE",
+        help="a source option on top of the defaults (repeatable)",
+    )
     return parser.parse_args(argv)
 
 
@@ -192,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for streams, shards in CASES:
                 print(f"  {streams} stream(s) x {shards} shard(s) ...", flush=True)
-                row = run_case(spark, kinesis, proxy, streams, shards, args.window, work)
+                row = run_case(spark, kinesis, proxy, streams, shards, args, work)
                 rows.append(row)
                 others = f"; also {row.other_ops}" if row.other_ops else ""
                 print(f"    calls in {row.window_s:.0f} s: {row.calls}{others}", flush=True)
@@ -201,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
             kinesis.close()
     text = (
         f"# Steady-state control-plane calls per minute\n\n"
-        f"`.venv/bin/python benchmarks/control_plane.py --window {args.window:g}`, {started_at:%Y-%m-%d %H:%M} UTC, "
+        f"`.venv/bin/python benchmarks/control_plane.py --window {args.window:g}"
+        f"{''.join(f' --option {k}={v}' for k, v in args.option)}`, {started_at:%Y-%m-%d %H:%M} UTC, "
         f"{platform.machine()}, {os.cpu_count()} cores. A polling query with the default options "
         f"(`shardFetchInterval` 1s, `maxShardsPerDescribe` 1000) over the streams, after it read what they held; "
         f"calls per minute through the limits proxy over {args.window:g} s, in front of ferrokinesis.\n\n"

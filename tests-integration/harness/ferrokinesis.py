@@ -4,7 +4,9 @@ that need more than kinesis-local's one to two thousand records per second, or m
 It is served on 127.0.0.1 only, by a few lines of Rust around the crate (``dev/ferrokinesis/src/main.rs``), built
 by ``dev/ferrokinesis/install.sh`` on first use. Its quirks, so a test does not blame the connector for them
 (``shared/notes/emulators.md``): arrival timestamps are whole seconds, and it reads the AWS SDK's CBOR timestamps as
-seconds, so a JVM client talks JSON to it (:data:`JVM_OPTIONS`); no TLS port.
+seconds, so a JVM client talks JSON to it (:data:`JVM_OPTIONS`); no TLS port; ListShards ignores ``ShardFilter`` (the
+limits proxy applies AFTER_SHARD_ID), and a later page (``NextToken`` without ``StreamName``, as AWS requires) is
+answered ResourceNotFound, so a reader of over ``maxShardsPerDescribe`` shards cannot list them.
 """
 
 from __future__ import annotations
