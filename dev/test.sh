@@ -30,6 +30,8 @@ done
 # A Spark Connect client environment (pyspark-client and the package) for test_spark_connect.py's client code.
 bash dev/python-env.sh --connect-client >/dev/null
 bash dev/emulator/install.sh
+# ferrokinesis (crates.io, built with cargo; minutes the first time): the enhanced fan-out fault model's emulator.
+bash dev/ferrokinesis/install.sh >/dev/null
 
 reports="$root/target/test-reports"
 mkdir -p "$reports"

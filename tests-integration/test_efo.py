@@ -11,6 +11,8 @@ from __future__ import annotations
 import time
 
 import pytest
+from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY
+from harness.ferrokinesis import FerroKinesis
 from harness.kinesis import Kinesis
 from harness.producer import KeyedProducer, assert_per_key_order
 from harness.sink import wait_until_started
@@ -146,6 +148,46 @@ def test_no_record_lost_or_repeated_across_many_resubscriptions(emulator, kinesi
     records = sink.wait_for_rows(query, len(puts))
     assert_delivered_exactly(records, puts, name)
     assert_per_key_order(records, puts)
+
+
+def test_subscriptions_the_service_ends_throttles_or_fails_lose_and_repeat_nothing(spark, sink, tmp_path):
+    """AWS ends every subscription after 5 minutes, refuses one within 5 s of the last to the same consumer and shard
+    (ResourceInUse), and may throttle (LimitExceeded) or fail (InternalFailure) SubscribeToShard. ferrokinesis with
+    the enhanced fan-out fault model (dev/ferrokinesis/src/subscribe_faults.rs; the limits proxy cannot carry HTTP/2)
+    ends subscriptions every 6 s and answers a fifth of SubscribeToShard calls with one of those errors, while a
+    producer writes: every record once, in per-key order, and never a subscription the 5-second rule refuses."""
+    system = spark.sparkContext._jvm.java.lang.System
+    # ferrokinesis reads the Java SDK's CBOR timestamps as seconds: JSON for the clients made for it (local mode: the
+    # executors share this JVM); kinesis-local, which the other tests use, speaks both.
+    system.setProperty("aws.cborEnabled", "false")
+    name = "efo-faults"
+    faults = {"LimitExceededException": 0.1, "InternalFailure": 0.1}
+    try:
+        with FerroKinesis(tmp_path / "ferrokinesis.log", subscription_ms=6000, subscribe_faults=faults) as ferro:
+            kinesis = Kinesis(ferro.endpoint)
+            kinesis.create_stream(name, 2)
+            producer = KeyedProducer(ferro.endpoint, name, interval_s=0.1).start()
+            reader = spark.readStream.format("kinesis").option("streamName", name).option("region", REGION)
+            reader = reader.option("endpoint", ferro.endpoint).option("awsAccessKey", ACCESS_KEY)
+            query = sink.start(reader.option("awsSecretKey", SECRET_KEY).options(**EFO).load())
+            try:
+                deadline = time.monotonic() + 150
+                while (stats := ferro.fault_stats())["subscribe_calls"] < 16:
+                    assert query.exception() is None, query.exception()
+                    assert time.monotonic() < deadline, f"SubscribeToShard calls in 150 s: {stats}"
+                    time.sleep(1)
+                puts = producer.stop()
+                records = sink.wait_for_rows(query, len(puts))
+            finally:
+                query.stop()
+                kinesis.close()
+            stats = ferro.fault_stats()
+    finally:
+        system.clearProperty("aws.cborEnabled")
+    assert_delivered_exactly(records, puts, name)
+    assert_per_key_order(records, puts)
+    assert stats["faulted"] > 0, stats
+    assert stats["refused_in_use"] == 0, f"subscribed again within 5 s of an accepted subscription: {stats}"
 
 
 def test_resharding_while_reading_by_efo_delivers_everything_in_per_key_order(

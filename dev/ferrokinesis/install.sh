@@ -15,6 +15,8 @@ if [[ -x "$binary" && -f "$stamp" && "$(cat "$stamp")" == "$sources" ]]; then
   echo "$binary"
   exit 0
 fi
+# rustup installs into ~/.cargo/bin, which a non-login shell may not have on its PATH.
+command -v cargo >/dev/null || export PATH="$HOME/.cargo/bin:$PATH"
 command -v cargo >/dev/null || { echo "dev/ferrokinesis/install.sh: cargo is needed (https://rustup.rs)" >&2; exit 1; }
 echo "dev/ferrokinesis/install.sh: building ferrokinesis (a few minutes the first time)" >&2
 locked=()

@@ -11,7 +11,9 @@ answered ResourceNotFound, so a reader of over ``maxShardsPerDescribe`` shards c
 
 from __future__ import annotations
 
+import json
 import subprocess
+import urllib.request
 from pathlib import Path
 
 from .emulator import KinesisEmulator
@@ -34,11 +36,31 @@ class FerroKinesis(KinesisEmulator):
     ----------
     shard_limit
         The most shards the account may hold (ferrokinesis's default is 10).
+    subscription_ms
+        How long an enhanced fan-out subscription lasts before the service ends it (AWS, and the default: 5 minutes).
+    subscribe_faults
+        Error code -> share of SubscribeToShard calls answered with it (``dev/ferrokinesis/src/subscribe_faults.rs``,
+        which also refuses a subscription within 5 s of the previous one to the same consumer and shard, as AWS does).
     """
 
-    def __init__(self, log_path: Path | None = None, shard_limit: int = 20_000) -> None:
+    def __init__(
+        self,
+        log_path: Path | None = None,
+        shard_limit: int = 20_000,
+        subscription_ms: int | None = None,
+        subscribe_faults: dict[str, float] | None = None,
+    ) -> None:
         super().__init__(log_path=log_path)
         self.shard_limit = shard_limit
+        self.settings_env = {"FERROKINESIS_SUBSCRIBE_FAULTS": ",".join(f"{k}={v}" for k, v in (subscribe_faults or {}).items())}
+        if subscription_ms is not None:
+            self.settings_env["FERROKINESIS_SUBSCRIPTION_MS"] = str(subscription_ms)
+
+    def fault_stats(self) -> dict[str, int]:
+        """The fault model's counters: ``subscribe_calls``, ``refused_in_use`` (within 5 s of the previous one),
+        ``faulted``."""
+        with urllib.request.urlopen(f"{self.endpoint}/_faults", timeout=10) as response:
+            return json.loads(response.read())
 
     @property
     def tls_endpoint(self) -> str:
@@ -46,4 +68,5 @@ class FerroKinesis(KinesisEmulator):
 
     def _launch(self) -> tuple[list[str], Path, dict[str, str]]:
         binary = ferrokinesis_binary()
-        return [str(binary), str(self.plain_port), str(self.shard_limit)], binary.parent, {"PATH": "/usr/bin:/bin"}
+        env = {"PATH": "/usr/bin:/bin", **self.settings_env}
+        return [str(binary), str(self.plain_port), str(self.shard_limit)], binary.parent, env

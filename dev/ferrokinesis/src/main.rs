@@ -3,8 +3,17 @@
 //!
 //! Usage: ferrokinesis-loopback PORT [SHARD_LIMIT]
 //! Prints "listening on 127.0.0.1:PORT" once it accepts connections; stops on SIGTERM or SIGINT.
+//!
+//! The enhanced fan-out fault model (see subscribe_faults.rs) is set by the environment:
+//! `FERROKINESIS_SUBSCRIBE_FAULTS` (error code=share pairs) and `FERROKINESIS_SUBSCRIPTION_MS` (how long a
+//! subscription lasts before the service ends it; AWS: 5 minutes, the default).
+
+mod subscribe_faults;
+
+use std::sync::Arc;
 
 use ferrokinesis::store::StoreOptions;
+use subscribe_faults::SubscribeFaults;
 
 #[tokio::main]
 async fn main() {
@@ -14,14 +23,22 @@ async fn main() {
         .and_then(|p| p.parse().ok())
         .expect("usage: ferrokinesis-loopback PORT [SHARD_LIMIT]");
     let shard_limit: u32 = args.next().map(|s| s.parse().expect("SHARD_LIMIT: a number")).unwrap_or(20_000);
+    let defaults = StoreOptions::default();
+    let subscription_ms = match std::env::var("FERROKINESIS_SUBSCRIPTION_MS") {
+        Ok(ms) => ms.parse().expect("FERROKINESIS_SUBSCRIPTION_MS: milliseconds"),
+        Err(_) => defaults.subscribe_to_shard_session_ms,
+    };
     let options = StoreOptions {
         create_stream_ms: 50,
         delete_stream_ms: 50,
         update_stream_ms: 50,
         shard_limit,
-        ..StoreOptions::default()
+        subscribe_to_shard_session_ms: subscription_ms,
+        ..defaults
     };
+    let faults = Arc::new(SubscribeFaults::from_env().unwrap_or_else(|e| panic!("{e}")));
     let (app, _store) = ferrokinesis::create_app(options);
+    let app = app.layer(axum::middleware::from_fn_with_state(faults, subscribe_faults::apply));
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
         .expect("cannot listen on 127.0.0.1");
