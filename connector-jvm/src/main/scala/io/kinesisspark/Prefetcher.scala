@@ -126,10 +126,18 @@ final class Prefetcher(
   /** Rethrows the prefetcher's failure, if it failed. */
   def checkFailure(): Unit = synchronized(failure.foreach(e => throw e))
 
-  /** A batch committed through `end`: fetching continues from there for shards with nothing buffered. */
+  /**
+   * A batch committed through `end`: fetching continues from there for shards with nothing buffered. A batch of a
+   * stream since deleted and created again (one replayed from the offset log after a restart, planned before the
+   * listing that found the new stream) moves nothing of the new stream: its positions belong to the old one, and
+   * would skip the new stream's records or drop them from the buffer.
+   */
   def committed(end: KinesisSourceOffset): Seq[BlockRef] = synchronized {
-    for ((stream, shards) <- end.streams; (shard, pos) <- shards) base((stream, shard)) = pos
-    buffer.dropThrough(end)
+    val current = end.copy(streams = end.streams.filter { case (stream, _) =>
+      end.created.get(stream).forall(c => created.get(stream).forall(_ == c))
+    })
+    for ((stream, shards) <- current.streams; (shard, pos) <- shards) base((stream, shard)) = pos
+    buffer.dropThrough(current)
   }
 
   /** Waits until a round completes after `round`, or `timeoutMs` passes. */
