@@ -71,7 +71,8 @@ final class ShardListings {
       val latest = listedById.getOrElse(s.shardId, s)
       if (closedByChildren(s.shardId) && !latest.closed) latest.copy(closed = true) else latest
     }
-    val merged = updated ++ listedAfter.filterNot(s => known.shards.exists(_.shardId == s.shardId))
+    val knownIds = known.shards.iterator.map(_.shardId).toSet
+    val merged = updated ++ listedAfter.filterNot(s => knownIds(s.shardId))
     gap(merged) match {
       case Some(why) =>
         streams(stream) = known.copy(incrementalListings = FullListingEvery)
