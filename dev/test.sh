@@ -31,7 +31,8 @@ done
 bash dev/python-env.sh --connect-client >/dev/null
 bash dev/emulator/install.sh
 # ferrokinesis (crates.io, built with cargo; minutes the first time): the enhanced fan-out fault model's emulator.
-bash dev/ferrokinesis/install.sh >/dev/null
+# Without it only the tests that use it fail (they try the build again and say why), not the whole run.
+bash dev/ferrokinesis/install.sh >/dev/null || echo "dev/test.sh: building ferrokinesis failed; its tests will fail" >&2
 
 reports="$root/target/test-reports"
 mkdir -p "$reports"
