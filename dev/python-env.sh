@@ -62,15 +62,34 @@ if [[ -f "$stamp" ]] && [[ "$(cat "$stamp")" == "$wanted" ]]; then
   exit 0
 fi
 
+# uv installs the requirements: about three times faster than pip here (no bytecode compiled, parallel downloads,
+# built wheels cached), which counts with six environments of a ~450 MB pyspark each in every CI run. It lives in
+# its own environment, .venv-tools, made once. Several runs of this script may go at once (dev/test.sh makes the
+# environments side by side): the lock serializes making .venv-tools and the editable builds, which write to
+# python/ itself.
+uv_version=0.13.9
+tools="$root/.venv-tools"
+lock="$root/.venv-tools.lock"
+(
+  flock 9
+  if [[ ! -x "$tools/bin/uv" ]] || [[ "$("$tools/bin/uv" --version | cut -d' ' -f2)" != "$uv_version" ]]; then
+    echo "dev/python-env.sh: installing uv $uv_version into $tools" >&2
+    "$python" -m venv "$tools" >&2
+    "$tools/bin/python" -m pip install --quiet --disable-pip-version-check "uv==$uv_version" >&2
+  fi
+) 9>"$lock"
+uv() { "$tools/bin/uv" "$@"; }
+
 if [[ ! -x "$venv/bin/python" ]]; then
   echo "dev/python-env.sh: creating $venv" >&2
+  # The standard library's venv, not uv's: the environment keeps pip, for what a developer adds by hand.
   "$python" -m venv "$venv" >&2
 fi
 echo "dev/python-env.sh: installing $(head -1 <<<"$requirements") and the rest of the requirements (pyspark is ~450 MB)" >&2
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r <(printf '%s\n' "$requirements") >&2
+uv pip install --quiet --python "$venv/bin/python" -r <(printf '%s\n' "$requirements") >&2
 if [[ -f "$package_pyproject" ]]; then
   echo "dev/python-env.sh: installing python/ (editable)" >&2
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$root/python" >&2
+  (flock 9; uv pip install --quiet --python "$venv/bin/python" -e "$root/python" >&2) 9>"$lock"
 fi
 printf '%s\n' "$wanted" > "$stamp"
 echo "$venv"

@@ -13,26 +13,53 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 bash dev/prerequisites.sh
+echo "== $(date +%T) set-up" >&2
+# Output of the jobs run alongside others (the ferrokinesis build, the Python environments, the smoke lines).
+setup="$root/target/setup"
+mkdir -p "$setup"
+# ferrokinesis (cargo, minutes the first time; the enhanced fan-out fault model's emulator) builds while sbt runs,
+# which keeps mostly one core busy (scalac). Without it only the tests that use it fail (they try the build again
+# and say why), not the whole run.
+bash dev/ferrokinesis/install.sh > "$setup/ferrokinesis.out" 2> "$setup/ferrokinesis.log" &
+ferrokinesis_build=$!
 if [[ "${SKIP_JVM_BUILD:-0}" != 1 ]]; then
-  build/sbt connector/test connector/assembly "++2.12 connector/test" "++2.12 connector/assembly" \
-    linkageCheck/assembly
+  # connector/publish builds the assembly jar (its packageBin) and publishes it, as dev/publish-maven.sh does, into
+  # target/maven-repo: test_spark_submit.py reads it there on every Spark line instead of publishing again.
+  maven_repo="$root/target/maven-repo"
+  rm -rf "$maven_repo"
+  KINESIS_SPARK_PUBLISH_TO="$maven_repo" build/sbt connector/test connector/publish "++2.12 connector/test" \
+    "++2.12 connector/publish" linkageCheck/assembly
+  export KINESIS_SPARK_MAVEN_REPO="$maven_repo"
 fi
 if [[ -f dev/build-python.sh ]]; then
   bash dev/build-python.sh
 fi
+# The Python environments: the main one first (it also installs uv, which the others then share), then the others
+# side by side (downloads and unpacking leave the cores part idle). One venv per other Spark line: the cross
+# build's (3.5), then each spark.also version (test_spark_linkage.py reads their pyspark jars; the line_smoke runs
+# below use them), and a Spark Connect client environment (pyspark-client and the package) for
+# test_spark_connect.py's client code.
 venv="$(bash dev/python-env.sh)"
-# One venv per other Spark line: the cross build's (3.5), then each spark.also version. test_spark_linkage.py reads
-# their pyspark jars; the line_smoke runs below use them.
-line_venvs=("$(bash dev/python-env.sh --cross)")
+env_args=("--cross")
 for version in $(sed -n 's/^spark\.also *= *//p' versions.properties | tr ',' ' '); do
-  line_venvs+=("$(bash dev/python-env.sh --line "$version")")
+  env_args+=("--line $version")
 done
-# A Spark Connect client environment (pyspark-client and the package) for test_spark_connect.py's client code.
-bash dev/python-env.sh --connect-client >/dev/null
+env_args+=("--connect-client")
+env_jobs=()
+for i in "${!env_args[@]}"; do
+  # shellcheck disable=SC2086  # "--line VERSION" is two arguments
+  bash dev/python-env.sh ${env_args[$i]} > "$setup/env-$i.out" 2> "$setup/env-$i.log" &
+  env_jobs+=($!)
+done
+line_venvs=()
+for i in "${!env_args[@]}"; do
+  wait "${env_jobs[$i]}" \
+    || { cat "$setup/env-$i.log" >&2; echo "dev/test.sh: dev/python-env.sh ${env_args[$i]} failed" >&2; exit 1; }
+  [[ "${env_args[$i]}" == --connect-client ]] || line_venvs+=("$(cat "$setup/env-$i.out")")
+done
 bash dev/emulator/install.sh
-# ferrokinesis (crates.io, built with cargo; minutes the first time): the enhanced fan-out fault model's emulator.
-# Without it only the tests that use it fail (they try the build again and say why), not the whole run.
-bash dev/ferrokinesis/install.sh >/dev/null || echo "dev/test.sh: building ferrokinesis failed; its tests will fail" >&2
+wait "$ferrokinesis_build" \
+  || { cat "$setup/ferrokinesis.log" >&2; echo "dev/test.sh: building ferrokinesis failed; its tests will fail" >&2; }
 
 reports="$root/target/test-reports"
 mkdir -p "$reports"
@@ -45,7 +72,7 @@ status=0
 # strict typing. A failure fails the run, and is listed in the summary.
 checks=()
 if [[ -d python/src ]]; then
-  echo "== ruff check, ruff format --check, mypy (python/)" >&2
+  echo "== $(date +%T) ruff check, ruff format --check, mypy (python/)" >&2
   (cd python && "$venv/bin/ruff" check . && "$venv/bin/ruff" format --check .) && checks+=("ruff: ok") \
     || { checks+=("ruff: FAILED"); status=1; }
   (cd python && "$venv/bin/mypy") && checks+=("mypy: ok") || { checks+=("mypy: FAILED"); status=1; }
@@ -53,26 +80,39 @@ fi
 # The user guide: MkDocs in strict mode (broken links and anchors fail). Its samples run in the end-to-end suite
 # (test_docs_snippets.py).
 if [[ -f mkdocs.yml ]]; then
-  echo "== user guide (dev/docs.sh)" >&2
+  echo "== $(date +%T) user guide (dev/docs.sh)" >&2
   bash dev/docs.sh && checks+=("docs: ok") || { checks+=("docs: FAILED"); status=1; }
 fi
 
 # Each suite runs from its own directory so that its own pytest configuration applies.
 for suite in "${suites[@]}"; do
-  echo "== pytest $suite" >&2
+  echo "== $(date +%T) pytest $suite" >&2
   (cd "$suite" && "$venv/bin/python" -m pytest -q --junitxml="$reports/pytest-$suite.xml") || status=1
 done
 # The same harness and tests on every other Spark line, each in its own venv with the jar the package picks for
 # its pyspark: Spark 3.5 (the Scala 2.12 jar) and the spark.also lines of versions.properties (the Scala 2.13 jar,
 # unchanged). Only the tests marked line_smoke: a read with restart, AvailableNow, read limits, sink round trips,
-# and spark-submit --packages with the line's Maven artifact.
+# and spark-submit --packages with the line's Maven artifact. Two lines at a time (each pytest has its own emulator
+# and Spark, on free ports; a line's run leaves a core mostly idle); each one's output is printed when it ends.
 if [[ -d tests-integration ]]; then
-  for line_venv in "${line_venvs[@]}"; do
-    line="$(basename "$line_venv" | sed 's/^\.venv-spark//')"
-    echo "== pytest tests-integration -m line_smoke (pyspark $line)" >&2
-    (cd tests-integration && "$line_venv/bin/python" -m pytest -q -m line_smoke \
-      --junitxml="$reports/pytest-tests-integration-spark$line.xml") || status=1
+  smoke_line() {  # venv line
+    (cd tests-integration && "$1/bin/python" -m pytest -q -m line_smoke \
+      --junitxml="$reports/pytest-tests-integration-spark$2.xml") > "$setup/smoke-$2.log" 2>&1
+  }
+  running=()
+  for i in "${!line_venvs[@]}"; do
+    line="$(basename "${line_venvs[$i]}" | sed 's/^\.venv-spark//')"
     suites+=("tests-integration-spark$line")
+    smoke_line "${line_venvs[$i]}" "$line" &
+    running+=("$!:$line")
+    if (( ${#running[@]} == 2 )) || (( i == ${#line_venvs[@]} - 1 )); then
+      for job in "${running[@]}"; do
+        wait "${job%%:*}" || status=1
+        echo "== $(date +%T) pytest tests-integration -m line_smoke (pyspark ${job#*:})" >&2
+        cat "$setup/smoke-${job#*:}.log" >&2
+      done
+      running=()
+    fi
   done
 fi
 

@@ -2,7 +2,8 @@
 repository in a directory, resolved from there by Spark's own Ivy (a per-test ``spark.jars.ivy``, so nothing
 comes from or goes to ~/.ivy2), and used by a PySpark job against the emulator. Both artifacts are published
 (``_2.13`` for Spark 4, ``_2.12`` for Spark 3.5); the one of the installed pyspark's Scala version is used. The
-POM must list only what Spark provides; the shaded dependencies are inside the jar.
+POM must list only what Spark provides; the shaded dependencies are inside the jar. ``KINESIS_SPARK_MAVEN_REPO``
+names a repository published already (dev/test.sh publishes once for every Spark line's run).
 """
 
 from __future__ import annotations
@@ -20,17 +21,30 @@ from harness.spark import REPO_ROOT, SCALA_BINARY
 
 POM_NS = {"m": "http://maven.apache.org/POM/4.0.0"}
 SUBMIT_TIMEOUT_S = 600
+# A Maven repository directory already holding what dev/publish-maven.sh publishes (set by dev/test.sh, which
+# publishes once per run); unset, the tests publish into a temporary directory themselves.
+PUBLISHED_VARIABLE = "KINESIS_SPARK_MAVEN_REPO"
 
 
 @pytest.fixture(scope="module")
 def published(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ET.Element]:
     """(the repository directory, the parsed POM of this pyspark's Scala version) after publishing with the
     project's command."""
-    repo = tmp_path_factory.mktemp("maven") / "repo"
-    result = run_checked(["bash", str(REPO_ROOT / "dev" / "publish-maven.sh"), str(repo)], timeout=SUBMIT_TIMEOUT_S)
-    poms = sorted(Path(line).name for line in result.stdout.splitlines() if line.endswith(".pom"))
-    assert [name.split("-")[1] for name in poms] == ["spark_2.12", "spark_2.13"], result.stdout
-    [pom] = [Path(line) for line in result.stdout.splitlines() if f"kinesis-spark_{SCALA_BINARY}-" in line]
+    prebuilt = os.environ.get(PUBLISHED_VARIABLE, "")
+    if prebuilt:
+        # dev/test.sh published both artifacts with the same command, in the sbt run that built the jars: publishing
+        # again here (an sbt start and both Scala versions) would cost each Spark line's smoke run about 100 s.
+        repo = Path(prebuilt)
+        paths = [str(path) for path in repo.rglob("*.pom")]
+    else:
+        repo = tmp_path_factory.mktemp("maven") / "repo"
+        result = run_checked(
+            ["bash", str(REPO_ROOT / "dev" / "publish-maven.sh"), str(repo)], timeout=SUBMIT_TIMEOUT_S
+        )
+        paths = [line for line in result.stdout.splitlines() if line.endswith(".pom")]
+    poms = sorted(Path(path).name for path in paths)
+    assert [name.split("-")[1] for name in poms] == ["spark_2.12", "spark_2.13"], paths
+    [pom] = [Path(path) for path in paths if f"kinesis-spark_{SCALA_BINARY}-" in path]
     return repo, ET.parse(pom).getroot()
 
 

@@ -8,7 +8,7 @@ cache="${KINESIS_SPARK_CACHE:-$HOME/.cache/kinesis-spark}"
 target="$cache/ferrokinesis-target"
 binary="$target/release/ferrokinesis-loopback"
 stamp="$binary.sources"
-files=("$here/Cargo.toml" "$here/src/main.rs")
+files=("$here/Cargo.toml" "$here"/src/*.rs)
 [[ -f "$here/Cargo.lock" ]] && files+=("$here/Cargo.lock")
 sources="$(cat "${files[@]}" | sha256sum | cut -d' ' -f1)"
 if [[ -x "$binary" && -f "$stamp" && "$(cat "$stamp")" == "$sources" ]]; then
