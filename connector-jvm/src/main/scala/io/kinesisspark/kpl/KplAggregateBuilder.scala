@@ -37,8 +37,11 @@ final class KplAggregateBuilder {
   /** The length [[build]] would return after adding `record`. */
   def sizeWith(record: UserRecord): Long = sizeInBytes + addedBytes(record)
 
-  def add(record: UserRecord): Unit = {
-    messageBytes += addedBytes(record)
+  def add(record: UserRecord): Unit = add(record, addedBytes(record))
+
+  /** [[add]], given what [[addedBytes]] said of `record` (a writer that checked the size first hashes keys once). */
+  def add(record: UserRecord, added: Long): Unit = {
+    messageBytes += added
     val key = partitionKeys.getOrElseUpdate(record.partitionKey, partitionKeys.size)
     val hashKey = record.explicitHashKey.map(k => explicitHashKeys.getOrElseUpdate(k, explicitHashKeys.size))
     records += ((key, hashKey, record.data))
@@ -73,13 +76,23 @@ final class KplAggregateBuilder {
   }
 
   /** What adding `record` adds to the protobuf message: its keys if new to the tables, and the record itself. */
-  private def addedBytes(record: UserRecord): Long = {
-    val key = partitionKeys.getOrElse(record.partitionKey, partitionKeys.size)
-    val newKey = if (partitionKeys.contains(record.partitionKey)) 0 else CodedOutputStream.computeStringSize(PartitionKeyTableField, record.partitionKey)
-    val hashKey = record.explicitHashKey.map(k => explicitHashKeys.getOrElse(k, explicitHashKeys.size))
-    val newHashKey = record.explicitHashKey.filterNot(explicitHashKeys.contains)
-      .map(CodedOutputStream.computeStringSize(ExplicitHashKeyTableField, _)).getOrElse(0)
-    val body = recordBytes(key, hashKey, record.data)
+  /** How many bytes adding `record` would add to what [[build]] returns. */
+  def addedBytes(record: UserRecord): Long = {
+    // Once per row on the sink's hot path: one lookup per key table, no Option allocated without a hash key.
+    val known = partitionKeys.getOrElse(record.partitionKey, -1)
+    val key = if (known >= 0) known else partitionKeys.size
+    val newKey = if (known >= 0) 0 else CodedOutputStream.computeStringSize(PartitionKeyTableField, record.partitionKey)
+    var hashKeyBytes = 0
+    var newHashKey = 0
+    if (record.explicitHashKey.isDefined) {
+      val k = record.explicitHashKey.get
+      val knownHashKey = explicitHashKeys.getOrElse(k, -1)
+      hashKeyBytes = CodedOutputStream.computeUInt64Size(ExplicitHashKeyIndexField,
+        (if (knownHashKey >= 0) knownHashKey else explicitHashKeys.size).toLong)
+      if (knownHashKey < 0) newHashKey = CodedOutputStream.computeStringSize(ExplicitHashKeyTableField, k)
+    }
+    val body = CodedOutputStream.computeUInt64Size(PartitionKeyIndexField, key.toLong) + hashKeyBytes +
+      CodedOutputStream.computeByteArraySize(DataField, record.data)
     newKey.toLong + newHashKey + CodedOutputStream.computeTagSize(RecordsField) + CodedOutputStream.computeUInt32SizeNoTag(body) + body
   }
 

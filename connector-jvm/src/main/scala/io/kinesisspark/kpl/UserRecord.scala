@@ -25,13 +25,14 @@ final case class UserRecord(partitionKey: String, explicitHashKey: Option[String
    */
   def effectiveHashKey: Option[BigInt] = explicitHashKey match {
     case Some(key) => UserRecord.parseHashKey(key)
-    case None =>
-      val digest = MessageDigest.getInstance("MD5").digest(partitionKey.getBytes(StandardCharsets.UTF_8))
-      Some(BigInt(1, digest))
+    case None => Some(BigInt(1, UserRecord.md5.get().digest(partitionKey.getBytes(StandardCharsets.UTF_8))))
   }
 }
 
 object UserRecord {
+  /** A digest per thread: a writer hashes every row's key, and `MessageDigest.getInstance` looks up providers. */
+  private val md5 = ThreadLocal.withInitial[MessageDigest](() => MessageDigest.getInstance("MD5"))
+
   /** One more than the largest hash key. */
   val HashKeySpace: BigInt = BigInt(1) << 128
 

@@ -19,7 +19,7 @@ final class KinesisDataWriterFactory(options: KinesisSinkOptions, columns: SinkC
   override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] = {
     val api = KinesisClients.api(options.connection)
     val metrics = new SinkMetrics
-    val shardMap = (stream: String) => ShardMaps.get(options.connection, api, stream)
+    val shardMap = new RecentShardMaps(stream => ShardMaps.get(options.connection, api, stream))
     val pacerFor = options.pacing.map(limits =>
       (stream: String, shard: String) => ShardWritePacers.get(options.connection, stream, shard, limits))
     val sender = new PutRecordsSender(api.putRecords, options.maxInflightRequests, RetryPolicy(options.maxPutRetries),
@@ -32,7 +32,7 @@ final class KinesisDataWriterFactory(options: KinesisSinkOptions, columns: SinkC
       pacerFor = pacerFor)
     val aggregator = if (!options.aggregation) None
       else Some(new KplAggregator(shardMap, options.aggregationMaxBytes, sender.add))
-    val pacingMap = (stream: String) => ShardMaps.forPacing(options.connection, api, stream)
+    val pacingMap = new RecentShardMaps(stream => ShardMaps.forPacing(options.connection, api, stream))
     new KinesisDataWriter(new RowConverter(columns, options, partitionId), sender, aggregator,
       shardMap = pacerFor.map(_ => pacingMap), metrics)
   }

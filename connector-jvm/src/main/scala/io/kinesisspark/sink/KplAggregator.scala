@@ -27,9 +27,9 @@ final class KplAggregator(shardMap: String => ShardMap, maxBytes: Int, emit: Sin
     val builder = new KplAggregateBuilder
     var first: UserRecord = _
     var userBytes = 0L
-    def outerSize(record: UserRecord): Long =
-      (if (builder.isEmpty) builder.sizeWith(record) + SinkEntry.utf8Length(record.partitionKey)
-       else builder.sizeWith(record) + SinkEntry.utf8Length(first.partitionKey))
+    /** The Kinesis record's size with a row adding `added` bytes: the aggregate and the outer partition key. */
+    def outerSize(record: UserRecord, added: Long): Long =
+      builder.sizeInBytes + added + SinkEntry.utf8Length(if (builder.isEmpty) record.partitionKey else first.partitionKey)
   }
 
   private val open = mutable.LinkedHashMap.empty[(String, String), Open]
@@ -40,14 +40,18 @@ final class KplAggregator(shardMap: String => ShardMap, maxBytes: Int, emit: Sin
       throw new IllegalArgumentException(s"invalid explicit hash key ${record.explicitHashKey}"))
     val shard = shardMap(stream).shardFor(hashKey)
     val aggregate = open.getOrElseUpdate((stream, shard), new Open(stream, shard))
-    if (!aggregate.builder.isEmpty && aggregate.outerSize(record) > maxBytes) close(aggregate)
-    if (aggregate.outerSize(record) > maxBytes) {
+    var added = aggregate.builder.addedBytes(record)
+    if (!aggregate.builder.isEmpty && aggregate.outerSize(record, added) > maxBytes) {
+      close(aggregate)
+      added = aggregate.builder.addedBytes(record)
+    }
+    if (aggregate.outerSize(record, added) > maxBytes) {
       // Too large to share an aggregate: alone, after the rows before it.
       emit(plain(stream, shard, record))
     } else {
       if (aggregate.builder.isEmpty) aggregate.first = record
       openBytes -= aggregate.builder.sizeInBytes
-      aggregate.builder.add(record)
+      aggregate.builder.add(record, added)
       openBytes += aggregate.builder.sizeInBytes
       aggregate.userBytes += record.data.length + SinkEntry.utf8Length(record.partitionKey)
       if (openBytes > PutRecordsLimits.MaxBytesPerCall) flush()

@@ -80,3 +80,34 @@ object ShardMaps {
       case _ => false
     }
 }
+
+/**
+ * A writer task's own view of a shard-map lookup ([[ShardMaps.get]] or [[ShardMaps.forPacing]]): it asks at most
+ * once per `recheckMs` per stream. The shared lookup hashes the whole connection (credentials settings, TLS, ...)
+ * with the stream's name, which cost more than the rest of a row's path when done for every row; asked once a
+ * second, a writer still sees a map listed again after a reshard within a second of everyone else.
+ *
+ * {{{
+ *   val shardMap = new RecentShardMaps(stream => ShardMaps.get(connection, api, stream))
+ *   shardMap("clicks").shardFor(hashKey)   // the shared map, asked again after a second
+ * }}}
+ */
+final class RecentShardMaps[T](lookup: String => T, clock: () => Long = () => System.currentTimeMillis(),
+    recheckMs: Long = RecentShardMaps.RecheckMs) extends (String => T) {
+  private val known = scala.collection.mutable.HashMap.empty[String, (T, Long)]
+
+  override def apply(stream: String): T = {
+    val now = clock()
+    known.get(stream) match {
+      case Some((value, askedAt)) if now - askedAt < recheckMs => value
+      case _ =>
+        val value = lookup(stream)
+        known.update(stream, (value, now))
+        value
+    }
+  }
+}
+
+object RecentShardMaps {
+  val RecheckMs = 1000L
+}
