@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory
 import io.kinesisspark.ShardPosition.Finished
 import io.kinesisspark.aws.{KinesisApi, KinesisClients, PositionUnavailableException}
 import io.kinesisspark.efo.ConsumerRegistrar
-import io.kinesisspark.fetch.FetchedRange
+import io.kinesisspark.fetch.{FetchedRange, TransientBackoff}
 
 /**
  * The Kinesis micro-batch stream: prefetch, then expose.
@@ -80,11 +80,13 @@ final class KinesisMicroBatchStream(
       val initial = options.initialPosition
       val offset = KinesisSourceOffset(
         options.streams.map { stream =>
-          val shards = api.listShards(stream, options.maxShardsPerDescribe)
+          val shards = TransientBackoff.retrying(s"Listing the shards of '$stream'")(
+            api.listShards(stream, options.maxShardsPerDescribe))
           initial.checkShards(stream, shards)
           stream -> shards.map(s => s.shardId -> initial.shardPosition(stream, s.shardId, now)).toMap
         }.toMap,
-        options.streams.map(stream => stream -> api.describeStream(stream).createdMillis).toMap)
+        options.streams.map(stream => stream ->
+          TransientBackoff.retrying(s"Describing Kinesis stream '$stream'")(api.describeStream(stream)).createdMillis).toMap)
       // A sequence number from elsewhere (another stream, a typo within the shard's range) is caught by Kinesis
       // alone; asking now gives the user an error naming the shard instead of a data-loss report later.
       initial.sequenceStarts.foreach { case (stream, shardId, position) =>
@@ -158,7 +160,9 @@ final class KinesisMicroBatchStream(
   }
 
   override def prepareForTriggerAvailableNow(): Unit = {
-    val shards = options.streams.flatMap(s => api.listShards(s, options.maxShardsPerDescribe).map(i => (s, i.shardId)))
+    val shards = options.streams.flatMap(s =>
+      TransientBackoff.retrying(s"Listing the shards of '$s'")(api.listShards(s, options.maxShardsPerDescribe))
+        .map(i => (s, i.shardId)))
     availableNow = Some(AvailableNowTarget(clock.millis(), shards.toSet))
     prefetcher.cutAtArrival(availableNow.get.atMillis)
     log.info(s"Trigger.AvailableNow: reading ${shards.size} shard(s) up to what they held at ${availableNow.get.atMillis}")

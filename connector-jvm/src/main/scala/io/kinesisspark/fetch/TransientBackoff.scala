@@ -1,6 +1,10 @@
 package io.kinesisspark.fetch
 
 import scala.util.Random
+import scala.util.control.NonFatal
+
+import io.kinesisspark.KinesisErrors
+import io.kinesisspark.aws.ErrorClassifier
 
 /**
  * The retry budget for failures that pass ([[io.kinesisspark.aws.ErrorClassifier.isTransient]]: Kinesis unreachable,
@@ -43,4 +47,32 @@ object TransientBackoff {
   val MaxFailures = 8
   private val BaseBackoffMs = 250L
   private val MaxBackoffMs = 20000L
+  private val log = org.slf4j.LoggerFactory.getLogger(getClass)
+
+  /**
+   * `call`, attempted again after each transient failure within one budget, sleeping in between: for the driver's
+   * calls that a query cannot start without (its first listing, stream descriptions), which had only the AWS SDK's
+   * few attempts, while the same calls made later by the listing thread ride out a minute. A failure that is not
+   * transient is thrown at once; the last one of the budget as [[KinesisErrors.unavailable]], naming `what`.
+   *
+   * {{{
+   *   val shards = TransientBackoff.retrying(s"Listing the shards of 'clicks'")(api.listShards("clicks", 1000))
+   * }}}
+   */
+  def retrying[T](what: String, sleep: Long => Unit = Thread.sleep(_: Long), random: Random = new Random())(
+      call: => T): T = {
+    val backoff = new TransientBackoff(random)
+    var result: Option[T] = None
+    while (result.isEmpty) {
+      try result = Some(call)
+      catch {
+        case NonFatal(e) if ErrorClassifier.isTransient(e) =>
+          val delayMs = backoff.failed().getOrElse(throw KinesisErrors.unavailable(what, MaxFailures + 1, e))
+          log.warn(s"$what failed (${e.getClass.getSimpleName}: ${e.getMessage}); trying again in about ${delayMs}ms " +
+            s"(retry ${backoff.failuresInARow} of $MaxFailures)")
+          sleep(delayMs)
+      }
+    }
+    result.get
+  }
 }

@@ -3,6 +3,10 @@ package io.kinesisspark.fetch
 import scala.util.Random
 
 import org.scalatest.funsuite.AnyFunSuite
+import software.amazon.awssdk.core.exception.SdkClientException
+import software.amazon.awssdk.services.kinesis.model.{ExpiredNextTokenException, ResourceNotFoundException}
+
+import io.kinesisspark.KinesisSparkException
 
 class TransientBackoffSuite extends AnyFunSuite {
 
@@ -22,5 +26,31 @@ class TransientBackoffSuite extends AnyFunSuite {
     (1 to TransientBackoff.MaxFailures).foreach(_ => backoff.failed())
     backoff.succeeded()
     assert(backoff.failuresInARow == 0 && backoff.failed().exists(_ <= 500L))
+  }
+
+  test("retrying: transient failures are slept through within one budget; others are thrown at once") {
+    var sleeps = List.empty[Long]
+    var attempts = 0
+    val listed = TransientBackoff.retrying("Listing", ms => sleeps ::= ms, new Random(3)) {
+      attempts += 1
+      if (attempts == 1) throw ExpiredNextTokenException.builder().message("expired").build()
+      if (attempts == 2) throw SdkClientException.create("Connection reset")
+      "shards"
+    }
+    assert(listed == "shards" && attempts == 3 && sleeps.size == 2)
+
+    attempts = 0
+    intercept[ResourceNotFoundException](TransientBackoff.retrying("Listing", _ => fail("slept")) {
+      attempts += 1
+      throw ResourceNotFoundException.builder().message("no stream").build()
+    })
+    assert(attempts == 1)
+
+    sleeps = Nil
+    val spent = intercept[KinesisSparkException](TransientBackoff.retrying("Listing the shards of 's'", ms => sleeps ::= ms) {
+      throw SdkClientException.create("Connection refused")
+    })
+    assert(sleeps.size == TransientBackoff.MaxFailures)
+    assert(spent.getMessage.startsWith(s"Listing the shards of 's' failed ${TransientBackoff.MaxFailures + 1} times"))
   }
 }
