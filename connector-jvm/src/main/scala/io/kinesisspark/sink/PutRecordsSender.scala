@@ -28,7 +28,11 @@ import io.kinesisspark.aws.{ErrorClassifier, PutEntry, PutEntryResult}
  *
  * All state lives on the task's thread: calls run on `executor` and hand their answers back through a queue that
  * [[add]] and [[flush]] drain. Everything is bounded: at most `maxInflight` + 1 calls' worth of entries (records and
- * bytes) is held, queued or in flight; [[add]] blocks beyond that.
+ * bytes) is held, queued or in flight; [[add]] blocks beyond that. Paced, each shard also holds at most
+ * [[ShardBacklogSeconds]] of its pacer's limits: a shard takes no more than that in the time, so a larger backlog
+ * would only hold memory, and the rows made ahead of it would take the CPU when the task's calls need it (the
+ * task makes its rows as its shards take them, not all at its start), and one slow shard would fill the buffer
+ * that the task's other shards share.
  *
  * Order. Entries are sent in the order they were added, and a retried entry goes before newer ones, but Kinesis
  * itself reorders in two cases: an entry refused in a call whose later entry of the same key was stored lands
@@ -67,6 +71,8 @@ final class PutRecordsSender(
   private val maxBufferedBytes = (maxInflight + 1).toLong * PutRecordsLimits.MaxBytesPerCall
 
   private val queues = mutable.LinkedHashMap.empty[String, StreamQueue]
+  /** Paced: each stream's shards' entries held, queued or in flight. */
+  private val backlogs = mutable.HashMap.empty[String, mutable.HashMap[String, ShardBacklog]]
   private val completions = new LinkedBlockingQueue[Completion]()
   private var inFlight = 0
   private var bufferedEntries = 0
@@ -83,8 +89,10 @@ final class PutRecordsSender(
   /** Queues `entry`, sending calls that are full; blocks while the buffer is full. */
   def add(entry: SinkEntry): Unit = {
     checkFailure()
+    val backlog = backlogOf(entry)
     while (bufferedEntries > 0 &&
-        (bufferedEntries >= maxBufferedRecords || bufferedBytes + entry.size > maxBufferedBytes)) {
+        (bufferedEntries >= maxBufferedRecords || bufferedBytes + entry.size > maxBufferedBytes ||
+          backlog.exists(_.isFullFor(entry.size)))) {
       dispatch(urgent = true)
       awaitProgress()
       checkFailure()
@@ -95,10 +103,17 @@ final class PutRecordsSender(
     bufferedEntries += 1
     bufferedBytes += entry.size
     bufferedRows += entry.userRecords
+    backlog.foreach(_.add(entry.size))
     drainCompletions()
     checkFailure()
     dispatch(urgent = false)
   }
+
+  /** The backlog of the entry's shard, when it is paced. */
+  private def backlogOf(entry: SinkEntry): Option[ShardBacklog] =
+    for (pacerOf <- pacerFor; shard <- entry.predictedShard) yield
+      backlogs.getOrElseUpdate(entry.stream, mutable.HashMap.empty)
+        .getOrElseUpdate(shard, new ShardBacklog(pacerOf(entry.stream, shard).limits))
 
   /** Sends everything queued and returns once every entry is stored; throws if one cannot be. */
   def flush(): Unit = {
@@ -114,6 +129,7 @@ final class PutRecordsSender(
   def abort(): Unit = {
     aborted = true
     queues.clear()
+    backlogs.clear()
   }
 
   private def checkFailure(): Unit = {
@@ -315,6 +331,9 @@ final class PutRecordsSender(
     bufferedEntries -= 1
     bufferedBytes -= p.entry.size
     bufferedRows -= p.entry.userRecords
+    for (shard <- p.entry.predictedShard; shards <- backlogs.get(p.entry.stream); backlog <- shards.get(shard)) {
+      backlog.remove(p.entry.size)
+    }
     metrics.recordsWritten += p.entry.userRecords
     metrics.bytesWritten += p.entry.userBytes
     metrics.kinesisRecordsWritten += 1
@@ -335,6 +354,24 @@ object PutRecordsSender {
    * spread over many calls (no burst the shard could refuse), seldom enough that calls carry many entries.
    */
   val PacedCallIntervalMs = 50L
+  /**
+   * Paced, the most a shard's entries of one task hold, queued or in flight, in seconds of its pacer's limits:
+   * enough that a shard never waits for the task to make its next rows (a GC pause, a busy core), little enough
+   * that a task holds a few MiB per shard rather than a whole buffer of rows made far ahead.
+   */
+  val ShardBacklogSeconds = 2
+
+  /** What one paced shard's entries of a task hold, against [[ShardBacklogSeconds]] of its limits. */
+  private final class ShardBacklog(limits: ShardWriteLimits) {
+    private val maxEntries = ShardBacklogSeconds.toLong * limits.recordsPerSecond
+    private val maxBytes = ShardBacklogSeconds * limits.bytesPerSecond
+    private var entries = 0L
+    private var bytes = 0L
+    /** Whether one more entry of `size` bytes would take it over its bound; an empty backlog takes any entry. */
+    def isFullFor(size: Int): Boolean = entries > 0 && (entries + 1 > maxEntries || bytes + size > maxBytes)
+    def add(size: Int): Unit = { entries += 1; bytes += size }
+    def remove(size: Int): Unit = { entries -= 1; bytes -= size }
+  }
 
   private final class StreamQueue(val stream: String) {
     /** Entries waiting to be sent, first or again, by their place in the task's order. */

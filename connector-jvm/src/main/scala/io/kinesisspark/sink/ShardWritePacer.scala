@@ -176,4 +176,23 @@ object ShardWritePacer {
   val BurstMs = 200L
   /** The bytes bucket holds at least this many of the largest entry. */
   val LargestEntrySlack = 1.5
+
+  /**
+   * The largest entry size, at most `maxBytes`, of which a whole number fills the most of a second the pacer
+   * allows ([[WindowShare]] of the byte limit). The pacer sends whole entries, so entries of `maxBytes` leave the
+   * remainder of every second unused: 20 aggregates of 51,200 bytes take 97.7 % of 1 MiB, the 21st does not fit;
+   * 21 of 49,432 bytes take 99 %. What a KPL aggregate is filled to when the sink paces itself.
+   *
+   * {{{
+   *   ShardWritePacer.fillingEntryBytes(ShardWriteLimits(), 51200)  // 49432
+   * }}}
+   */
+  def fillingEntryBytes(limits: ShardWriteLimits, maxBytes: Int): Int = {
+    val second = (limits.bytesPerSecond * WindowShare).toLong
+    if (second <= maxBytes) maxBytes
+    else {
+      val entries = (second + maxBytes - 1) / maxBytes
+      (second / entries).toInt
+    }
+  }
 }

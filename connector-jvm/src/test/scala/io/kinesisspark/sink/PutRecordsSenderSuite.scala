@@ -299,4 +299,32 @@ class PutRecordsSenderSuite extends AnyFunSuite {
     assert(after.take(retried).exists(d => d.drop(1).toInt % 2 == 0))
     assert(after.take(retried).forall(d => d.drop(1).toInt % 2 == 0 || d.drop(1).toInt < 1))
   }
+
+  test("paced: a task holds at most ShardBacklogSeconds of a shard's limits, and the shard still gets its rate") {
+    val fake = new FakePutRecords
+    val (s, _) = pacedSender(fake, ShardWriteLimits(200))
+    var held = 0
+    (1 to 3000).foreach { i =>
+      s.add(onShard("a", s"k$i", s"d$i"))
+      held = math.max(held, s.pendingEntries)
+    }
+    s.flush()
+    assert(fake.data("s") == (1 to 3000).map(i => s"d$i"))
+    // Unpaced, the task would have held 2,500 (its whole buffer) before blocking.
+    assert(held == PutRecordsSender.ShardBacklogSeconds * 200, held)
+    assert(fake.now >= 14500 && fake.now <= 15500, fake.now) // 3,000 entries at 200/s
+  }
+
+  test("paced: the backlog bound counts bytes too") {
+    val fake = new FakePutRecords
+    val (s, _) = pacedSender(fake, ShardWriteLimits(1000, bytesPerSecond = 10000))
+    var held = 0L
+    (1 to 100).foreach { i =>
+      s.add(onShard("a", f"k$i%03d", "x" * 996)) // 1,000 bytes with the key
+      held = math.max(held, s.pendingEntries.toLong * 1000)
+    }
+    s.flush()
+    assert(fake.data("s").size == 100)
+    assert(held == PutRecordsSender.ShardBacklogSeconds * 10000L, held)
+  }
 }

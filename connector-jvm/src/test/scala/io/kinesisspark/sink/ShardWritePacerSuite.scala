@@ -67,6 +67,25 @@ class ShardWritePacerSuite extends AnyFunSuite {
     }
   }
 
+  test("entries filled to fillingEntryBytes tile a second: more of the byte limit than entries of the largest size") {
+    import ShardWritePacer._
+    val limits = ShardWriteLimits()
+    assert(fillingEntryBytes(limits, 51200) == 49432) // 21 of them: 99 % of 1 MiB
+    assert(fillingEntryBytes(ShardWriteLimits(bytesPerSecond = 512 * 1024), 51200) == 47185) // 11
+    assert(fillingEntryBytes(limits, 1024 * 1024) == 1024 * 1024) // larger than a paced second: as asked
+    assert(fillingEntryBytes(limits, 1000) <= 1000)
+    def share(bytes: Long): Double = {
+      val clock = new SteppedClock
+      val times = takenOver(new ShardWritePacer(limits, () => clock.now), clock, seconds = 30, bytes = bytes)
+      assert(busiestSecond(times, bytes) <= limits.bytesPerSecond * WindowShare)
+      times.size * bytes / 30.0 / limits.bytesPerSecond
+    }
+    val largest = share(51200)
+    val filling = share(fillingEntryBytes(limits, 51200))
+    assert(largest < 0.977, largest) // 20 a second at most
+    assert(filling >= 0.98 && filling > largest + 0.005, s"$filling against $largest")
+  }
+
   test("a throttle cuts the share a little and stops taking; a window of heavy loss cuts by the loss; it grows back") {
     import ShardWritePacer._
     for (throttledInWindow <- Seq(5, 450)) {
