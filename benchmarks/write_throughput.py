@@ -17,8 +17,10 @@ Each case writes a cached batch DataFrame with ``df.write.format("kinesis")`` in
 Printed per case: rows/s over ``save()``; the share of the shards' limit used (the busier of records/s and bytes/s
 as Kinesis counts them: for aggregates it counts the aggregate, a few bytes per row more than the rows), over the
 time the sink was writing (from the first to the last PutRecords that stored data, at the proxy) and over the
-whole ``save()`` (Spark's job start and end included); and the entries the proxy throttled, as a share of the
-Kinesis records written. ``--baseline`` adds, for
+whole ``save()`` (Spark's job start and end included); the entries the proxy throttled, as a share of the
+Kinesis records written; and the CPU seconds that the Spark JVM, the proxy and the emulator used during ``save()``
+(all three share this machine's cores: when their sum nears cores x seconds, the writers run short of CPU, which on
+AWS, where Kinesis runs elsewhere, they would not). ``--baseline`` adds, for
 2 shards and 1 task per shard, the same cases with ``pacing=false`` (the sink before pacing: it found each shard's
 rate by being refused).
 
@@ -76,6 +78,8 @@ class Result:
     writing_seconds: float  # first to last PutRecords that stored data, at the proxy
     # Per shard: (records, bytes, seconds from its first to its last PutRecords that stored data).
     shard_spans: list[tuple[int, int, float]] = field(default_factory=list)
+    # CPU seconds during save(): the Spark JVM, the proxy, the emulator.
+    cpu: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
     @property
     def rows_s(self) -> float:
@@ -116,8 +120,49 @@ class Result:
         return f"{100 * sum(shares) / len(shares):.1f}% / {100 * min(shares):.1f}%"
 
     @property
+    def cpu_text(self) -> str:
+        return " / ".join(f"{seconds:.1f}" for seconds in self.cpu)
+
+    @property
     def throttled_share(self) -> float:
         return self.throttled / max(1, self.kinesis_records)
+
+
+def cpu_seconds(pid: int, with_children: bool = False) -> float:
+    """User plus system CPU time of a process so far (Linux ``/proc/<pid>/stat``, fields 14 and 15, in clock ticks),
+    and with ``with_children`` that of the processes it started and that still run (``local-cluster``'s executors)."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat") if with_children else [Path(f"/proc/{pid}/stat")]:
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if stat.parent.name == str(pid) or (with_children and _descends(int(stat.parent.name), pid)):
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def _descends(pid: int, ancestor: int) -> bool:
+    while pid > 1:
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            return False
+        if pid == ancestor:
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class Processes:
+    """The processes whose CPU time a case reports: the Spark JVM (with its executor JVMs), the proxy, the emulator."""
+
+    spark: int
+    proxy: int
+    emulator: int
+
+    def cpu(self) -> tuple[float, float, float]:
+        return cpu_seconds(self.spark, with_children=True), cpu_seconds(self.proxy), cpu_seconds(self.emulator)
 
 
 def rows_for(case: Case, seconds: float) -> int:
@@ -172,7 +217,7 @@ def write(df, endpoint: str, stream: str, case: Case) -> float:
     return time.monotonic() - started
 
 
-def run_case(spark, kinesis: Kinesis, proxy: LimitsProxy, case: Case, seconds: float) -> Result:
+def run_case(spark, kinesis: Kinesis, proxy: LimitsProxy, case: Case, seconds: float, processes: Processes) -> Result:
     stream = f"bench-{uuid.uuid4().hex[:8]}"
     kinesis.create_stream(stream, case.shards)
     shards = kinesis.shards(stream)
@@ -181,7 +226,9 @@ def run_case(spark, kinesis: Kinesis, proxy: LimitsProxy, case: Case, seconds: f
     df.count()  # rows made before the clock starts
     time.sleep(1.5)  # the proxy's 1 s windows forget the previous case
     proxy.reset()
+    cpu_before = processes.cpu()
     elapsed = write(df, proxy.endpoint, stream, case)
+    cpu = tuple(after - before for after, before in zip(processes.cpu(), cpu_before, strict=True))
     stats = proxy.stats()
     per_shard = [proxy.shard_stats(stream, s["ShardId"], "PutRecords", stats) for s in shards]
     puts = proxy.operation_stats("PutRecords", stats)
@@ -190,7 +237,8 @@ def run_case(spark, kinesis: Kinesis, proxy: LimitsProxy, case: Case, seconds: f
     return Result(case, rows, elapsed, kinesis_records=sum(p["records"] for p in per_shard),
                   kinesis_bytes=sum(p["bytes"] for p in per_shard), calls=int(puts["calls"]),
                   throttled=sum(p["throttled_records"] for p in per_shard), writing_seconds=puts["data_span_s"],
-                  shard_spans=[(p["records"], p["bytes"], p["data_span_ms"] / 1000) for p in per_shard])
+                  shard_spans=[(p["records"], p["bytes"], p["data_span_ms"] / 1000) for p in per_shard],
+                  cpu=cpu)  # type: ignore[arg-type]
 
 
 def spark_session(slots: int, executors: int):
@@ -211,13 +259,15 @@ def run(cases: list[Case], seconds: float, executors: int) -> list[Result]:
         kinesis = Kinesis(emulator.endpoint)
         spark = spark_session(slots, executors)
         with LimitsProxy(emulator.endpoint, log_path=Path(tmp) / "proxy.log") as proxy:
-            run_case(spark, kinesis, proxy, Case(2, 1, 100, False), 2)  # JVM and clients warmed up
+            processes = Processes(spark._jvm.java.lang.ProcessHandle.current().pid(), proxy.pid, emulator.pid)
+            for aggregation in (False, True):  # the JVM's JIT and the clients warmed up, for both paths
+                run_case(spark, kinesis, proxy, Case(2, 1, 100, aggregation), 2, processes)
             for case in cases:
-                results.append(run_case(spark, kinesis, proxy, case, seconds))
+                results.append(run_case(spark, kinesis, proxy, case, seconds, processes))
                 r = results[-1]
                 print(f"  {case}: {r.rows_s:,.0f} rows/s, {100 * r.share:.1f}% of the limit "
                       f"({100 * r.wall_share:.1f}% over save(); per shard while written {r.per_shard_text}), "
-                      f"{100 * r.throttled_share:.2f}% throttled", file=sys.stderr, flush=True)
+                      f"{100 * r.throttled_share:.2f}% throttled; CPU s Spark / proxy / emulator {r.cpu_text}", file=sys.stderr, flush=True)
         spark.stop()
         kinesis.close()
     return results
@@ -227,8 +277,8 @@ def table(results: list[Result]) -> str:
     lines = [
         "| shards | tasks per shard | row bytes | aggregation | pacing | rows | seconds | rows/s | Kinesis records/s "
         "| Kinesis MB/s | % of limit, writing | % of limit, save() | % of limit per shard, mean / lowest | PutRecords calls | throttled entries "
-        "| throttled / written |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| throttled / written | CPU s: Spark / proxy / emulator |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         c = r.case
@@ -237,7 +287,7 @@ def table(results: list[Result]) -> str:
             f"| {'on' if c.pacing else 'off'} | {r.rows:,} | {r.seconds:.1f} | {r.rows_s:,.0f} "
             f"| {r.kinesis_records / r.seconds:,.0f} | {r.kinesis_bytes / r.seconds / 1e6:.2f} "
             f"| {100 * r.share:.1f}% | {100 * r.wall_share:.1f}% | {r.per_shard_text} | {r.calls:,} | {r.throttled:,} "
-            f"| {100 * r.throttled_share:.2f}% |"
+            f"| {100 * r.throttled_share:.2f}% | {r.cpu_text} |"
         )
     return "\n".join(lines)
 

@@ -91,6 +91,13 @@ class KinesisEmulator:
         """HTTPS endpoint (self-signed certificate; HTTP/1.1 and h2 via ALPN)."""
         return f"https://127.0.0.1:{self.tls_port}"
 
+    @property
+    def pid(self) -> int:
+        """The emulator's process (a started emulator's)."""
+        if self._process is None:
+            raise RuntimeError("emulator not started")
+        return self._process.pid
+
     def start(self) -> KinesisEmulator:
         """Start the emulator and return once it answers ListStreams."""
         if self._process is not None:

@@ -1099,6 +1099,11 @@ class LimitsProxy:
         self._proxy, self._loop, self._thread = proxy, loop, thread
         self.port = sock.getsockname()[1]
 
+    @property
+    def pid(self) -> int:
+        """The process that serves the proxy: its subprocess, or this one when it runs in process."""
+        return self._process.pid if self._process is not None else os.getpid()
+
     def _start_process(self) -> None:
         command = [
             sys.executable,
