@@ -293,11 +293,32 @@ class PutRecordsSenderSuite extends AnyFunSuite {
     assert(fake.data("s").sorted == (1 to 200).map(i => s"d$i").sorted)
     assert(pacers("a").currentShare < pacers("b").currentShare)
     assert(metrics.throttledEntries == 1)
-    // After the refusal, b's entries went out before a's retried entry; a's retried entry went before a's newer ones.
-    val after = fake.calls.drop(1).flatMap(_._2).map(dataOf)
-    val retried = after.indexOf("d1")
-    assert(after.take(retried).exists(d => d.drop(1).toInt % 2 == 0))
-    assert(after.take(retried).forall(d => d.drop(1).toInt % 2 == 0 || d.drop(1).toInt < 1))
+    // The refusal emptied a's pacer: the next call, 50 ms later, takes every entry of b (its burst) but only what
+    // a's pacer refilled since; a's retried entry goes first of a's, with no back-off of its own.
+    val next = fake.calls(1)._2.map(dataOf)
+    def shardA(d: String) = d.drop(1).toInt % 2 == 1
+    assert(next.count(d => !shardA(d)) == 100, next)
+    assert(next.count(shardA) <= PutRecordsSender.PacedCallIntervalMs + 1, next)
+    assert(next.filter(shardA).head == "d1", next)
+  }
+
+  test("paced: an entry refused for another reason than a full shard still backs off") {
+    val fake = new FakePutRecords
+    // d1 refused twice with a 500: back-offs of 50 to 100 ms, then 100 to 200 ms.
+    fake.refuse = (call, e) => if (call <= 2 && dataOf(e) == "d1") Some("InternalFailure") else None
+    var storedAt = -1L
+    val timed = (stream: String, entries: IndexedSeq[PutEntry]) => {
+      val results = fake.put(stream, entries)
+      if (entries.zip(results).exists { case (e, r) => dataOf(e) == "d1" && r.succeeded }) storedAt = fake.now
+      results
+    }
+    val s = new PutRecordsSender(timed, 4, RetryPolicy(5, random = new java.util.Random(7)), preserveKeyOrder = false,
+      new SinkMetrics, InlineExecutor, () => fake.clock(), fake.sleep,
+      pacerFor = Some((_, _) => new ShardWritePacer(ShardWriteLimits(1000), () => fake.clock())))
+    (1 to 20).foreach(i => s.add(onShard("a", s"k$i", s"d$i")))
+    s.flush()
+    assert(fake.data("s").sorted == (1 to 20).map(i => s"d$i").sorted)
+    assert(storedAt >= 150, storedAt) // paced alone it would have gone 50 ms after its first refusal
   }
 
   test("paced: a task holds at most ShardBacklogSeconds of a shard's limits, and the shard still gets its rate") {
