@@ -36,7 +36,7 @@ object ShardWriteLimits {
  * not all equally late, so a writer alone on its shard meets such throttles now and then; a deep cut for each would
  * cost more than the refused entries do), and when that window ends, a loss of more than
  * [[FirstCut]]'s worth (the shard is shared with writers that take a real part of it) cuts again by the share of
- * the window's entries that were refused. A throttle also empties the buckets: the shard is full now.
+ * the window's entries that were refused after the first. A throttle also empties the buckets: the shard is full now.
  *
  * The buckets hold up to [[BurstMs]] of tokens, so a writer that stalls a moment (a GC pause, a busy core, a call
  * that took long) makes up for it instead of losing its share of that time; the bytes bucket holds at least
@@ -136,8 +136,11 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
     val elapsed = now - updatedAt
     if (elapsed > 0) {
       if (windowOpen && now - windowStart >= WindowMs) {
-        // Refused entries against all the window saw; a writer that hardly sent in it has nothing to measure.
-        val loss = windowThrottled.toDouble / (windowTaken + windowThrottled)
+        // Refused entries against all the window saw, but for the first: that one is the trim FirstCut answered,
+        // and counting it again would make one refused aggregate of the ~20 a shard's second holds (a writer alone
+        // on its shard) look like 5 % of the shard taken by others. A writer that hardly sent in the window has
+        // nothing to measure.
+        val loss = (windowThrottled - 1).toDouble / (windowTaken + windowThrottled)
         if (windowTaken >= MinWindowEntries && loss > 1 - FirstCut) {
           share = math.max(MinShare, share * math.max(MaxLossCut, 1 - loss))
         }

@@ -101,7 +101,7 @@ class ShardWritePacerSuite extends AnyFunSuite {
       (1 to throttledInWindow).foreach(_ => pacer.throttled())
       assert(math.abs(pacer.currentShare - MaxShare * FirstCut) < 1e-9) // one cut per window, until it ends
       clock.sleep(110)
-      val loss = (throttledInWindow + 1).toDouble / (taken + throttledInWindow + 1)
+      val loss = throttledInWindow.toDouble / (taken + throttledInWindow + 1) // the first is FirstCut's
       val expected = MaxShare * FirstCut * (if (loss > 1 - FirstCut) 1 - loss else 1.0)
       assert(math.abs(pacer.currentShare - expected) < 1e-3, s"loss $loss")
       clock.sleep(500)
@@ -109,6 +109,22 @@ class ShardWritePacerSuite extends AnyFunSuite {
       clock.sleep(60000)
       assert(pacer.currentShare == MaxShare)
     }
+  }
+
+  test("a lone throttle of a writer of aggregates (21 entries a second) is a trim: cut by FirstCut only") {
+    import ShardWritePacer._
+    val clock = new SteppedClock
+    val limits = ShardWriteLimits()
+    val bytes = fillingEntryBytes(limits, 51200).toLong
+    val pacer = new ShardWritePacer(limits, () => clock.now)
+    takenOver(pacer, clock, seconds = 2, bytes = bytes)
+    pacer.throttled()
+    assert(takenOver(pacer, clock, seconds = 1.1, bytes = bytes).size >= 15)
+    assert(math.abs(pacer.currentShare - (MaxShare * FirstCut + IncreasePerSecond * 0.1)) < 0.01, pacer.currentShare)
+    pacer.throttled()
+    pacer.throttled() // two more in the next window: the shard is shared, cut by the loss
+    takenOver(pacer, clock, seconds = 1.01, bytes = bytes)
+    assert(pacer.currentShare < MaxShare * FirstCut * 0.97, pacer.currentShare)
   }
 
   test("writers sharing a shard over its limit converge below it: throttled in proportion, not in storms") {
