@@ -266,6 +266,8 @@ final class PutRecordsSender(
     if (preserveKeyOrder) c.entries.foreach(p => c.queue.busyKeys -= p.entry.orderKey)
     if (aborted || failure.isDefined) return
     val exhausted = mutable.ArrayBuffer.empty[PendingEntry]
+    /** The stream stored entries of the task in this call or lately: it is taking writes. */
+    var streamTakes = false
     val retried = mutable.ArrayBuffer.empty[PendingEntry]
     // A throttled entry while the stream stores others of the task is being paced, not failing: the stream takes
     // what its shards can. Such refusals use no retry, or a writer faster than its shards would run out of them
@@ -285,6 +287,7 @@ final class PutRecordsSender(
     c.outcome match {
       case Right(results) if results.size == c.entries.size =>
         val tookSome = results.exists(_.succeeded) || clock() - c.queue.lastStoredAt <= ThrottleGraceMs
+        streamTakes = tookSome
         c.entries.zip(results).foreach { case (p, r) =>
           if (r.succeeded) {
             stored(p, r)
@@ -306,14 +309,16 @@ final class PutRecordsSender(
     }
     if (retried.nonEmpty) {
       // One back-off for all the entries a call got back, so they go out again together, in their order. Paced, an
-      // entry its shard refused as full waits for the shard's pacer instead, which the refusal emptied and slowed:
-      // that is the back-off, and one on top would leave the shard idle for it (tens of milliseconds each time a
-      // shard alone at its limit meets a throttle, a few percent of its second over a run).
+      // entry its shard refused as full, while the stream takes writes, waits for the shard's pacer instead, which
+      // the refusal emptied and slowed: that is the back-off, and one on top would leave the shard idle for it
+      // (tens of milliseconds each time a shard alone at its limit meets a throttle, a few percent of its second
+      // over a run). A stream that takes nothing gets the back-off, as its entries are spending their retries.
       val throttled = retried.exists(p => ErrorClassifier.ThrottlingCodes(p.lastErrorCode))
       val now = clock()
       val notBefore = now + retry.delayMs(retried.map(_.attempts).max, throttled)
       retried.foreach { p =>
-        val pacedOut = pacerFor.isDefined && p.entry.predictedShard.isDefined && p.lastErrorCode == ShardFullCode
+        val pacedOut = streamTakes && pacerFor.isDefined && p.entry.predictedShard.isDefined &&
+          p.lastErrorCode == ShardFullCode
         p.notBeforeMillis = if (pacedOut) now else notBefore
         c.queue.queued.put(p.seq, p)
       }

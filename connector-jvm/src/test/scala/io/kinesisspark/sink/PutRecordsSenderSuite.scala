@@ -282,43 +282,59 @@ class PutRecordsSenderSuite extends AnyFunSuite {
     assert(callTimes.size <= 10500 / PutRecordsSender.PacedCallIntervalMs + 5, callTimes.size)
   }
 
-  test("paced: a throttle holds back that shard and slows its pacer; the other shard goes on") {
+  /** A paced sender over `fake` that notes the fake time at which the entry with data `watched` was stored. */
+  private def watchingSender(fake: FakePutRecords, watched: String, limits: ShardWriteLimits)
+      : (PutRecordsSender, scala.collection.mutable.Map[String, ShardWritePacer], () => Long) = {
+    var storedAt = -1L
+    val timed = (stream: String, entries: IndexedSeq[PutEntry]) => {
+      val results = fake.put(stream, entries)
+      if (entries.zip(results).exists { case (e, r) => dataOf(e) == watched && r.succeeded }) storedAt = fake.now
+      results
+    }
+    val pacers = scala.collection.mutable.Map.empty[String, ShardWritePacer]
+    val s = new PutRecordsSender(timed, 4, RetryPolicy(5, random = new java.util.Random(7)), preserveKeyOrder = false,
+      new SinkMetrics, InlineExecutor, () => fake.clock(), fake.sleep,
+      pacerFor = Some((_, shard) => pacers.getOrElseUpdate(shard, new ShardWritePacer(limits, () => fake.clock()))))
+    (s, pacers, () => storedAt)
+  }
+
+  test("paced: a shard refused as full slows its pacer and waits for it, no back-off; the other shard goes on") {
     val fake = new FakePutRecords
-    // Shard a's first entry is refused as throttled, once.
-    fake.refuse = (call, e) => if (call == 1 && dataOf(e) == "d1") Some(Throttled) else None
-    val metrics = new SinkMetrics
-    val (s, pacers) = pacedSender(fake, ShardWriteLimits(1000), metrics)
-    (1 to 200).foreach(i => s.add(onShard(if (i % 2 == 1) "a" else "b", s"k$i", s"d$i")))
+    // d1 (shard a) refused as throttled in calls 2 and 3, after call 1 stored d0: the stream takes writes.
+    fake.refuse = (call, e) => if ((call == 2 || call == 3) && dataOf(e) == "d1") Some(Throttled) else None
+    val (s, pacers, storedAt) = watchingSender(fake, "d1", ShardWriteLimits(1000))
+    s.add(onShard("b", "k0", "d0"))
+    (1 to 800).foreach(i => s.add(onShard(if (i % 2 == 1) "a" else "b", s"k$i", s"d$i")))
     s.flush()
-    assert(fake.data("s").sorted == (1 to 200).map(i => s"d$i").sorted)
+    assert(fake.data("s").sorted == (0 to 800).map(i => s"d$i").sorted)
     assert(pacers("a").currentShare < pacers("b").currentShare)
-    assert(metrics.throttledEntries == 1)
-    // The refusal emptied a's pacer: the next call, 50 ms later, takes every entry of b (its burst) but only what
-    // a's pacer refilled since; a's retried entry goes first of a's, with no back-off of its own.
-    val next = fake.calls(1)._2.map(dataOf)
+    // Calls every 50 ms from 0: d1 goes again in the next call each time, with what a's emptied pacer refilled
+    // since (back-offs would have held it, and a's later entries, until 200 ms or later).
+    assert(storedAt() == 150, storedAt())
     def shardA(d: String) = d.drop(1).toInt % 2 == 1
-    assert(next.count(d => !shardA(d)) == 100, next)
-    assert(next.count(shardA) <= PutRecordsSender.PacedCallIntervalMs + 1, next)
-    assert(next.filter(shardA).head == "d1", next)
+    val third = fake.calls(2)._2.map(dataOf)
+    assert(third.filter(shardA).head == "d1" && third.count(shardA) <= PutRecordsSender.PacedCallIntervalMs, third)
+    assert(third.count(d => !shardA(d)) > 0, third) // b was not held
+  }
+
+  test("paced: a stream that takes nothing backs off after a throttle, as its entries spend retries") {
+    val fake = new FakePutRecords
+    fake.refuse = (call, e) => if (call <= 2 && dataOf(e) == "d1") Some(Throttled) else None
+    val (s, _, storedAt) = watchingSender(fake, "d1", ShardWriteLimits(1000))
+    s.add(onShard("a", "k1", "d1"))
+    s.flush()
+    assert(storedAt() >= 150, storedAt()) // back-offs of 50 to 100 ms, then 100 to 200 ms
   }
 
   test("paced: an entry refused for another reason than a full shard still backs off") {
     val fake = new FakePutRecords
     // d1 refused twice with a 500: back-offs of 50 to 100 ms, then 100 to 200 ms.
     fake.refuse = (call, e) => if (call <= 2 && dataOf(e) == "d1") Some("InternalFailure") else None
-    var storedAt = -1L
-    val timed = (stream: String, entries: IndexedSeq[PutEntry]) => {
-      val results = fake.put(stream, entries)
-      if (entries.zip(results).exists { case (e, r) => dataOf(e) == "d1" && r.succeeded }) storedAt = fake.now
-      results
-    }
-    val s = new PutRecordsSender(timed, 4, RetryPolicy(5, random = new java.util.Random(7)), preserveKeyOrder = false,
-      new SinkMetrics, InlineExecutor, () => fake.clock(), fake.sleep,
-      pacerFor = Some((_, _) => new ShardWritePacer(ShardWriteLimits(1000), () => fake.clock())))
+    val (s, _, storedAt) = watchingSender(fake, "d1", ShardWriteLimits(1000))
     (1 to 20).foreach(i => s.add(onShard("a", s"k$i", s"d$i")))
     s.flush()
     assert(fake.data("s").sorted == (1 to 20).map(i => s"d$i").sorted)
-    assert(storedAt >= 150, storedAt) // paced alone it would have gone 50 ms after its first refusal
+    assert(storedAt() >= 150, storedAt()) // paced alone it would have gone 50 ms after its first refusal
   }
 
   test("paced: a task holds at most ShardBacklogSeconds of a shard's limits, and the shard still gets its rate") {
