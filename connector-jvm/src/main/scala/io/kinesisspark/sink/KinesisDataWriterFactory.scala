@@ -16,10 +16,6 @@ import io.kinesisspark.aws.KinesisClients
 final class KinesisDataWriterFactory(options: KinesisSinkOptions, columns: SinkColumns)
     extends DataWriterFactory with StreamingDataWriterFactory {
 
-  /** Paced, aggregates are filled to what tiles a shard's second; unpaced, to `aggregationMaxBytes`. */
-  private val aggregateBytes = options.pacing.fold(options.aggregationMaxBytes)(
-    ShardWritePacer.fillingEntryBytes(_, options.aggregationMaxBytes))
-
   override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] = {
     val api = KinesisClients.api(options.connection)
     val metrics = new SinkMetrics
@@ -35,7 +31,7 @@ final class KinesisDataWriterFactory(options: KinesisSinkOptions, columns: SinkC
         },
       pacerFor = pacerFor)
     val aggregator = if (!options.aggregation) None
-      else Some(new KplAggregator(shardMap, aggregateBytes, sender.add))
+      else Some(new KplAggregator(shardMap, options.aggregateFillBytes, sender.add))
     val pacingMap = new RecentShardMaps(stream => ShardMaps.forPacing(options.connection, api, stream))
     new KinesisDataWriter(new RowConverter(columns, options, partitionId), sender, aggregator,
       shardMap = pacerFor.map(_ => pacingMap), metrics)

@@ -31,7 +31,17 @@ final case class KinesisSinkOptions(
     aggregationMaxBytes: Int,
     preserveKeyOrder: Boolean,
     streamNameColumn: Boolean = true,
-    pacing: Option[ShardWriteLimits] = Some(ShardWriteLimits()))
+    pacing: Option[ShardWriteLimits] = Some(ShardWriteLimits())) {
+
+  /**
+   * What KPL aggregates are filled to: paced, the size that tiles a shard's second
+   * ([[ShardWritePacer.fillingEntryBytes]]); unpaced, or under `preserveKeyOrder` (a shard then has one aggregate in
+   * flight at a time, at most one per paced call, about 20 a second, so smaller ones would carry less),
+   * `aggregationMaxBytes`.
+   */
+  def aggregateFillBytes: Int = pacing.filter(_ => !preserveKeyOrder)
+    .fold(aggregationMaxBytes)(ShardWritePacer.fillingEntryBytes(_, aggregationMaxBytes))
+}
 
 /** What the sink does with a row that has no partition key (no `partitionKey` column, or a null in it). */
 sealed trait PartitionKeyFallback

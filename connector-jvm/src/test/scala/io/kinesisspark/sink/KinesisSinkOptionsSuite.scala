@@ -20,6 +20,15 @@ class KinesisSinkOptionsSuite extends AnyFunSuite {
     assert(o.pacing.contains(ShardWriteLimits(1000, 1024L * 1024)))
   }
 
+  test("aggregates are filled to tile a shard's second when paced, to aggregationMaxBytes otherwise") {
+    def fill(options: (String, String)*) = KinesisSinkOptions.parse(base ++ options).aggregateFillBytes
+    assert(fill() == 49432)
+    assert(fill("pacing" -> "false") == 51200)
+    assert(fill("preserveKeyOrder" -> "true") == 51200)
+    assert(fill("aggregationMaxBytes" -> "100000") == 94371) // 11 of them
+    assert(fill("maxBytesPerShardPerSecond" -> "512k") == 47185)
+  }
+
   test("pacing: on by default at Kinesis's limits, other limits for other quotas, off on request") {
     assert(KinesisSinkOptions.parse(base ++ Map("maxRecordsPerShardPerSecond" -> "500",
       "maxBytesPerShardPerSecond" -> "512k")).pacing.contains(ShardWriteLimits(500, 512 * 1024)))
