@@ -64,7 +64,7 @@ final class KplAggregateBuilder {
     explicitHashKeys.keys.foreach(out.writeString(ExplicitHashKeyTableField, _))
     records.foreach { case (key, hashKey, data) =>
       out.writeTag(RecordsField, WireFormat.WIRETYPE_LENGTH_DELIMITED)
-      out.writeUInt32NoTag(recordBytes(key, hashKey, data))
+      out.writeUInt32NoTag(recordBytes(key, hashKey.getOrElse(NoHashKey), data))
       out.writeUInt64(PartitionKeyIndexField, key.toLong)
       hashKey.foreach(i => out.writeUInt64(ExplicitHashKeyIndexField, i.toLong))
       out.writeByteArray(DataField, data)
@@ -82,22 +82,23 @@ final class KplAggregateBuilder {
     val known = partitionKeys.getOrElse(record.partitionKey, -1)
     val key = if (known >= 0) known else partitionKeys.size
     val newKey = if (known >= 0) 0 else CodedOutputStream.computeStringSize(PartitionKeyTableField, record.partitionKey)
-    var hashKeyBytes = 0
+    var hashKey = NoHashKey
     var newHashKey = 0
     if (record.explicitHashKey.isDefined) {
       val k = record.explicitHashKey.get
       val knownHashKey = explicitHashKeys.getOrElse(k, -1)
-      hashKeyBytes = CodedOutputStream.computeUInt64Size(ExplicitHashKeyIndexField,
-        (if (knownHashKey >= 0) knownHashKey else explicitHashKeys.size).toLong)
+      hashKey = if (knownHashKey >= 0) knownHashKey else explicitHashKeys.size
       if (knownHashKey < 0) newHashKey = CodedOutputStream.computeStringSize(ExplicitHashKeyTableField, k)
     }
-    val body = CodedOutputStream.computeUInt64Size(PartitionKeyIndexField, key.toLong) + hashKeyBytes +
-      CodedOutputStream.computeByteArraySize(DataField, record.data)
+    val body = recordBytes(key, hashKey, record.data)
     newKey.toLong + newHashKey + CodedOutputStream.computeTagSize(RecordsField) + CodedOutputStream.computeUInt32SizeNoTag(body) + body
   }
 
-  private def recordBytes(key: Int, hashKey: Option[Int], data: Array[Byte]): Int =
+  /** A record's message: its key indexes (`hashKey` [[NoHashKey]] for none: no Option per row) and its data. */
+  private def recordBytes(key: Int, hashKey: Int, data: Array[Byte]): Int =
     CodedOutputStream.computeUInt64Size(PartitionKeyIndexField, key.toLong) +
-      hashKey.map(i => CodedOutputStream.computeUInt64Size(ExplicitHashKeyIndexField, i.toLong)).getOrElse(0) +
+      (if (hashKey == NoHashKey) 0 else CodedOutputStream.computeUInt64Size(ExplicitHashKeyIndexField, hashKey.toLong)) +
       CodedOutputStream.computeByteArraySize(DataField, data)
+
+  private val NoHashKey = -1
 }
