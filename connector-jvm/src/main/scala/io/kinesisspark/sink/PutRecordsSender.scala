@@ -109,11 +109,14 @@ final class PutRecordsSender(
     dispatch(urgent = false)
   }
 
-  /** The backlog of the entry's shard, when it is paced. */
+  /**
+   * The backlog of the entry's shard, with the shard's pacer, when it is paced. The pacer is looked up once per
+   * shard of the task, not per entry: the JVM's shared map of them keys on the whole connection.
+   */
   private def backlogOf(entry: SinkEntry): Option[ShardBacklog] =
     for (pacerOf <- pacerFor; shard <- entry.predictedShard) yield
       backlogs.getOrElseUpdate(entry.stream, mutable.HashMap.empty)
-        .getOrElseUpdate(shard, new ShardBacklog(pacerOf(entry.stream, shard).limits))
+        .getOrElseUpdate(shard, new ShardBacklog(shard, pacerOf(entry.stream, shard)))
 
   /** Sends everything queued and returns once every entry is stored; throws if one cannot be. */
   def flush(): Unit = {
@@ -183,19 +186,20 @@ final class PutRecordsSender(
       scanned += 1
       // Under preserveKeyOrder only the oldest entry of a key that is not in flight may go.
       val eligible = !preserveKeyOrder || (!queue.busyKeys.contains(pending.entry.orderKey) && seenKeys.add(pending.entry.orderKey))
-      val paced = pacerFor.flatMap(p => pending.entry.predictedShard.map(shard => (shard, p)))
-      if (eligible && !paced.exists(p => heldShards.contains(p._1))) {
+      val paced = backlogOf(pending.entry)
+      if (eligible && !paced.exists(b => heldShards.contains(b.shard))) {
         if (pending.notBeforeMillis > now) {
-          paced.foreach(p => heldShards += p._1) // its shard's later entries wait behind the retry
+          paced.foreach(heldShards += _.shard) // its shard's later entries wait behind the retry
         } else if (!batch.fits(pending)) {
           done = true
         } else paced match {
-          case Some((shard, pacerOf)) =>
-            val pacer = pacerOf(queue.stream, shard)
-            if (pacer.tryTake(pending.entry.size)) batch.tryAdd(pending)
-            else {
-              heldShards += shard
-              readyAt = math.min(readyAt, now + pacer.readyInMs(pending.entry.size))
+          case Some(backlog) =>
+            if (backlog.pacer.tryTake(pending.entry.size)) {
+              pending.takenAt = now
+              batch.tryAdd(pending)
+            } else {
+              heldShards += backlog.shard
+              readyAt = math.min(readyAt, now + backlog.pacer.readyInMs(pending.entry.size))
             }
           case None => batch.tryAdd(pending)
         }
@@ -279,7 +283,7 @@ final class PutRecordsSender(
       val throttled = ErrorClassifier.ThrottlingCodes(code)
       if (throttled) {
         metrics.throttledEntries += 1
-        for (pacerOf <- pacerFor; shard <- p.entry.predictedShard) pacerOf(c.queue.stream, shard).throttled()
+        backlogOf(p.entry).foreach(_.pacer.throttled(p.takenAt, p.entry.size))
       }
       if (!(throttled && streamTookSome)) p.retriesUsed += 1
       if (retry.exhausted(p.retriesUsed)) exhausted += p else retried += p
@@ -341,9 +345,7 @@ final class PutRecordsSender(
     bufferedEntries -= 1
     bufferedBytes -= p.entry.size
     bufferedRows -= p.entry.userRecords
-    for (shard <- p.entry.predictedShard; shards <- backlogs.get(p.entry.stream); backlog <- shards.get(shard)) {
-      backlog.remove(p.entry.size)
-    }
+    backlogOf(p.entry).foreach(_.remove(p.entry.size))
     metrics.recordsWritten += p.entry.userRecords
     metrics.bytesWritten += p.entry.userBytes
     metrics.kinesisRecordsWritten += 1
@@ -373,10 +375,10 @@ object PutRecordsSender {
    */
   val ShardBacklogSeconds = 2
 
-  /** What one paced shard's entries of a task hold, against [[ShardBacklogSeconds]] of its limits. */
-  private final class ShardBacklog(limits: ShardWriteLimits) {
-    private val maxEntries = ShardBacklogSeconds.toLong * limits.recordsPerSecond
-    private val maxBytes = ShardBacklogSeconds * limits.bytesPerSecond
+  /** What one paced shard's entries of a task hold, against [[ShardBacklogSeconds]] of its pacer's limits. */
+  private final class ShardBacklog(val shard: String, val pacer: ShardWritePacer) {
+    private val maxEntries = ShardBacklogSeconds.toLong * pacer.limits.recordsPerSecond
+    private val maxBytes = ShardBacklogSeconds * pacer.limits.bytesPerSecond
     private var entries = 0L
     private var bytes = 0L
     /** Whether one more entry of `size` bytes would take it over its bound; an empty backlog takes any entry. */

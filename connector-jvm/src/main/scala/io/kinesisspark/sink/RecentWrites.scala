@@ -30,6 +30,19 @@ final class RecentWrites(windowMs: Long = 1000L, slotMs: Long = 25L) {
     byteCounts(i) += bytes
   }
 
+  /**
+   * Takes back `records` and `bytes` added at `at`, if that slot is still counted (never below zero): writes the
+   * shard refused, which Kinesis does not count either.
+   */
+  def remove(at: Long, records: Long, bytes: Long): Unit = {
+    val slot = java.lang.Math.floorDiv(at, slotMs)
+    if (newest != Long.MinValue && slot <= newest && newest - slot < slots) {
+      val i = index(slot)
+      recordCounts(i) = math.max(0L, recordCounts(i) - records)
+      byteCounts(i) = math.max(0L, byteCounts(i) - bytes)
+    }
+  }
+
   def records(now: Long): Long = { advance(now); recordCounts.sum }
 
   def bytes(now: Long): Long = { advance(now); byteCounts.sum }

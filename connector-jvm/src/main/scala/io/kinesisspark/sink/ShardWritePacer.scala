@@ -110,9 +110,15 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
   /** How long an entry waits for the pacer's own last second to have room for it. */
   private def windowWait(bytes: Long): Long = recent.readyInMs(updatedAt, 1, bytes, windowRecords, windowBytes)
 
-  /** Kinesis throttled a write (one entry) to the shard: cut the share and take nothing more for now. */
-  def throttled(): Unit = synchronized {
+  /**
+   * Kinesis throttled a write (one entry of `bytes`, taken at `takenAt` on the pacer's clock) to the shard: cut the share and take
+   * nothing more for now. The entry leaves the pacer's count of its last second: Kinesis did not count it (a refused
+   * record takes none of the shard's throughput), and counting it would keep an entry's worth of the next second
+   * unused, a twentieth of it for a full aggregate, each time a shard alone at its limit meets a throttle.
+   */
+  def throttled(takenAt: Long, bytes: Long): Unit = synchronized {
     refill()
+    recent.remove(takenAt, 1, bytes)
     if (!windowOpen) {
       share = math.max(MinShare, share * FirstCut)
       windowStart = updatedAt
@@ -123,6 +129,12 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
     windowThrottled += 1
     recordTokens = math.min(recordTokens, 0.0)
     byteTokens = math.min(byteTokens, 0.0)
+  }
+
+  /** The records and bytes the pacer counts as sent to the shard over its last second. */
+  private[sink] def lastSecond: (Long, Long) = synchronized {
+    refill()
+    (recent.records(updatedAt), recent.bytes(updatedAt))
   }
 
   /** The share of the limits the pacer currently allows, in (0, 1]. */

@@ -318,6 +318,16 @@ class PutRecordsSenderSuite extends AnyFunSuite {
     assert(third.count(d => !shardA(d)) > 0, third) // b was not held
   }
 
+  test("paced: a refused entry counts once in its shard's pacer's last second, as in Kinesis's: its refusal is taken back") {
+    val fake = new FakePutRecords
+    fake.refuse = (call, e) => if (call == 1 && dataOf(e) == "d1") Some(Throttled) else None
+    val (s, pacers, storedAt) = watchingSender(fake, "d1", ShardWriteLimits(1000))
+    (0 to 2).foreach(i => s.add(onShard("a", s"k$i", s"d$i")))
+    s.flush()
+    assert(storedAt() > 0 && fake.now < 1000, fake.now)
+    assert(pacers("a").lastSecond._1 == 3) // d0, d2, and d1 once: sent twice
+  }
+
   test("paced: a stream that takes nothing backs off after a throttle, as its entries spend retries") {
     val fake = new FakePutRecords
     fake.refuse = (call, e) => if (call <= 2 && dataOf(e) == "d1") Some(Throttled) else None

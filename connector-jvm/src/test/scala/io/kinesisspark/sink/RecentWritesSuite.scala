@@ -25,4 +25,21 @@ class RecentWritesSuite extends AnyFunSuite {
     assert(recent.readyInMs(310, 0, 500, 3, 1000000) == 0)
     assert(recent.readyInMs(310, 0, 500, 3, 100) == 1325 - 310) // larger than the limit: only when empty
   }
+
+  test("takes back what was added at a time, from that time's slot only, while it is counted, never below zero") {
+    val recent = new RecentWrites(windowMs = 1000, slotMs = 25)
+    recent.add(10, 2, 100)
+    recent.add(500, 1, 50)
+    recent.remove(10, 1, 40)
+    assert(recent.records(600) == 2 && recent.bytes(600) == 110)
+    recent.remove(510, 5, 500) // more than its slot holds: that slot empties, the other keeps its count
+    assert(recent.records(600) == 1 && recent.bytes(600) == 60)
+    recent.remove(2000, 1, 10) // a time after the newest slot: nothing to take back
+    assert(recent.records(600) == 1 && recent.bytes(600) == 60)
+    recent.remove(10, 1, 60)
+    assert(recent.records(1200) == 0)
+    recent.add(1200, 1, 30)
+    recent.remove(10, 1, 30) // its slot has left the window (and been reused): nothing taken
+    assert(recent.records(1200) == 1 && recent.bytes(1200) == 30)
+  }
 }

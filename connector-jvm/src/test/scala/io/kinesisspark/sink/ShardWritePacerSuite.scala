@@ -95,13 +95,13 @@ class ShardWritePacerSuite extends AnyFunSuite {
       val clock = new SteppedClock
       val pacer = new ShardWritePacer(ShardWriteLimits(), () => clock.now)
       assert(pacer.currentShare == MaxShare)
-      pacer.throttled()
+      pacer.throttled(clock.now, 10)
       assert(math.abs(pacer.currentShare - MaxShare * FirstCut) < 1e-9)
       assert(!pacer.tryTake(10) && pacer.readyInMs(10) >= 1)
       // The rest of the window: entries taken as the pacer allows, some of them throttled too.
       val taken = takenOver(pacer, clock, seconds = 0.9, bytes = 10).size
       assert(taken > 700 && taken < 900, taken)
-      (1 to throttledInWindow).foreach(_ => pacer.throttled())
+      (1 to throttledInWindow).foreach(_ => pacer.throttled(clock.now, 10))
       assert(math.abs(pacer.currentShare - MaxShare * FirstCut) < 1e-9) // one cut per window, until it ends
       clock.sleep(110)
       val loss = throttledInWindow.toDouble / (taken + throttledInWindow + 1) // the first is FirstCut's
@@ -121,13 +121,26 @@ class ShardWritePacerSuite extends AnyFunSuite {
     val bytes = fillingEntryBytes(limits, 51200).toLong
     val pacer = new ShardWritePacer(limits, () => clock.now)
     takenOver(pacer, clock, seconds = 2, bytes = bytes)
-    pacer.throttled()
+    pacer.throttled(clock.now, bytes)
     assert(takenOver(pacer, clock, seconds = 1.1, bytes = bytes).size >= 15)
     assert(math.abs(pacer.currentShare - (MaxShare * FirstCut + IncreasePerSecond * 0.1)) < 0.01, pacer.currentShare)
-    pacer.throttled()
-    pacer.throttled() // two more in the next window: the shard is shared, cut by the loss
+    pacer.throttled(clock.now, bytes)
+    pacer.throttled(clock.now, bytes) // two more in the next window: the shard is shared, cut by the loss
     takenOver(pacer, clock, seconds = 1.01, bytes = bytes)
     assert(pacer.currentShare < MaxShare * FirstCut * 0.97, pacer.currentShare)
+  }
+
+  test("a refused entry leaves the pacer's count of its last second: Kinesis did not count it") {
+    val clock = new SteppedClock
+    val pacer = new ShardWritePacer(ShardWriteLimits(), () => clock.now)
+    val takenAt = clock.now
+    (1 to 5).foreach(_ => assert(pacer.tryTake(100)))
+    clock.sleep(300)
+    assert(pacer.tryTake(100))
+    pacer.throttled(takenAt, 100)
+    assert(pacer.lastSecond == (5L, 500L))
+    clock.sleep(800) // the entries taken first have left the second; the one taken later has not
+    assert(pacer.lastSecond == (1L, 100L))
   }
 
   test("writers sharing a shard over its limit converge below it: throttled in proportion, not in storms") {
@@ -142,7 +155,7 @@ class ShardWritePacerSuite extends AnyFunSuite {
         while (p.tryTake(10)) {
           while (stored.nonEmpty && stored.head <= clock.now - 1000) stored.dequeue()
           if (stored.size < 1000) { stored.enqueue(clock.now); written += 1 }
-          else { throttled += 1; p.throttled() }
+          else { throttled += 1; p.throttled(clock.now, 10) }
         }
       }
       clock.sleep(5)
