@@ -1,90 +1,116 @@
 package io.kinesisspark.sink
 
 /**
- * What a writer sent one shard over the last second, counted in slots of `slotMs`: Kinesis counts a shard's writes
- * over one-second windows, and a rate alone does not keep every such window within the limits when entries are
- * large (a full aggregate is a twentieth of a shard's second, so a second may catch one more than the average).
- * The counts cover the current slot and enough whole slots before it to span `windowMs`, so they err on the side of
- * counting a little more than one second. Fixed size: `windowMs / slotMs + 1` slots.
+ * What a writer sent one shard over the last `windowMs`, entry by entry: Kinesis counts a shard's writes over
+ * one-second windows, and a rate alone does not keep every such window within the limits when entries are large
+ * (a full aggregate is a twentieth of a shard's second, so a second may catch one more than the average).
+ *
+ * Exact, not counted in slots of time: a count that errs long by a slot holds a writer of large entries to fewer
+ * than a second takes (21 aggregates of 48,598 bytes fit a MiB, but 21 per 1,010 ms is 96.6 % of it), and one that
+ * errs short lets one entry too many into a second. Memory follows the entries of the last window, which a
+ * [[ShardWritePacer]] keeps within the shard's records limit (at most 1,000 a second, 24 bytes each).
+ *
+ * Not thread-safe: its pacer guards it.
  *
  * {{{
  *   val recent = new RecentWrites()
  *   recent.add(now, records = 1, bytes = 51200)
- *   recent.bytes(now)                                            // 51200 for about the next second
+ *   recent.bytes(now)                                            // 51200 for the next second
  *   recent.readyInMs(now, 1, 51200, maxRecords = 990, maxBytes = 1038090)
  * }}}
  */
-final class RecentWrites(windowMs: Long = 1000L, slotMs: Long = 25L) {
-  require(windowMs > 0 && slotMs > 0 && windowMs % slotMs == 0, "windowMs must be a multiple of slotMs")
+final class RecentWrites(windowMs: Long = 1000L) {
+  require(windowMs > 0, "windowMs must be positive")
 
-  private val slots = (windowMs / slotMs + 1).toInt
-  private val recordCounts = new Array[Long](slots)
-  private val byteCounts = new Array[Long](slots)
-  /** The slot number (time / slotMs) of the newest slot counted. */
-  private var newest = Long.MinValue
+  // A ring of the entries of the last window, oldest at `head`, with their running totals.
+  private var times = new Array[Long](16)
+  private var recordCounts = new Array[Long](16)
+  private var byteCounts = new Array[Long](16)
+  private var head = 0
+  private var size = 0
+  private var heldRecords = 0L
+  private var heldBytes = 0L
 
   def add(now: Long, records: Long, bytes: Long): Unit = {
-    advance(now)
-    val i = index(newest)
-    recordCounts(i) += records
-    byteCounts(i) += bytes
+    expire(now)
+    if (size == times.length) grow()
+    val i = index(size)
+    times(i) = now
+    recordCounts(i) = records
+    byteCounts(i) = bytes
+    size += 1
+    heldRecords += records
+    heldBytes += bytes
   }
 
   /**
-   * Takes back `records` and `bytes` added at `at`, if that slot is still counted (never below zero): writes the
+   * Takes back `records` and `bytes` added at `at`, if that entry is still counted (never below zero): writes the
    * shard refused, which Kinesis does not count either.
    */
   def remove(at: Long, records: Long, bytes: Long): Unit = {
-    val slot = java.lang.Math.floorDiv(at, slotMs)
-    if (newest != Long.MinValue && slot <= newest && newest - slot < slots) {
-      val i = index(slot)
-      recordCounts(i) = math.max(0L, recordCounts(i) - records)
-      byteCounts(i) = math.max(0L, byteCounts(i) - bytes)
+    // The newest entry added at that time that still counts something (an earlier refund may have emptied one).
+    var k = size - 1
+    while (k >= 0 && (times(index(k)) > at || (times(index(k)) == at && recordCounts(index(k)) == 0))) k -= 1
+    if (k >= 0 && times(index(k)) == at) {
+      val i = index(k)
+      val r = math.min(records, recordCounts(i))
+      val b = math.min(bytes, byteCounts(i))
+      recordCounts(i) -= r
+      byteCounts(i) -= b
+      heldRecords -= r
+      heldBytes -= b
     }
   }
 
-  def records(now: Long): Long = { advance(now); recordCounts.sum }
+  def records(now: Long): Long = { expire(now); heldRecords }
 
-  def bytes(now: Long): Long = { advance(now); byteCounts.sum }
+  def bytes(now: Long): Long = { expire(now); heldBytes }
 
   /**
    * Milliseconds until `records` more records and `bytes` more bytes stay within `maxRecords` and `maxBytes`
    * (0 if now). An entry larger than the byte limit fits only an empty window.
    */
   def readyInMs(now: Long, records: Long, bytes: Long, maxRecords: Long, maxBytes: Long): Long = {
-    advance(now)
-    var heldRecords = recordCounts.sum
-    var heldBytes = byteCounts.sum
-    def fits = heldRecords + records <= maxRecords && (heldBytes == 0 || heldBytes + bytes <= maxBytes)
+    expire(now)
+    var r = heldRecords
+    var b = heldBytes
+    def fits = r + records <= maxRecords && (b == 0 || b + bytes <= maxBytes)
     if (fits) return 0L
-    // Slots leave the count oldest first: the slot `newest - slots + 1 + k` leaves at the start of slot
-    // `newest + 1 + k`.
+    // Entries leave the count oldest first, each at its time plus the window.
     var k = 0
-    while (k < slots) {
-      val leaving = newest - slots + 1 + k
-      heldRecords -= recordCounts(index(leaving))
-      heldBytes -= byteCounts(index(leaving))
-      if (fits) return math.max(1L, (newest + 1 + k) * slotMs - now)
+    while (k < size) {
+      val i = index(k)
+      r -= recordCounts(i)
+      b -= byteCounts(i)
+      if (fits) return math.max(1L, times(i) + windowMs - now)
       k += 1
     }
-    math.max(1L, (newest + 1 + slots) * slotMs - now)
+    1L // not reached: an empty window takes any entry
   }
 
-  private def index(slot: Long): Int = java.lang.Math.floorMod(slot, slots.toLong).toInt
+  private def index(k: Int): Int = (head + k) % times.length
 
-  /** Moves the newest slot to `now`'s, emptying the slots that fall out of the window. */
-  private def advance(now: Long): Unit = {
-    val current = java.lang.Math.floorDiv(now, slotMs)
-    if (newest == Long.MinValue || current - newest >= slots) {
-      java.util.Arrays.fill(recordCounts, 0L)
-      java.util.Arrays.fill(byteCounts, 0L)
-      newest = current
-    } else {
-      while (newest < current) {
-        newest += 1
-        recordCounts(index(newest)) = 0L
-        byteCounts(index(newest)) = 0L
-      }
+  /** Drops the entries that have left the window: an entry counts while it is less than `windowMs` old. */
+  private def expire(now: Long): Unit = {
+    while (size > 0 && times(head) <= now - windowMs) {
+      heldRecords -= recordCounts(head)
+      heldBytes -= byteCounts(head)
+      head = (head + 1) % times.length
+      size -= 1
     }
+    if (size == 0) { head = 0; heldRecords = 0; heldBytes = 0 }
+  }
+
+  private def grow(): Unit = {
+    def copied(from: Array[Long]): Array[Long] = {
+      val to = new Array[Long](from.length * 2)
+      (0 until size).foreach(k => to(k) = from(index(k)))
+      to
+    }
+    val (t, r, b) = (copied(times), copied(recordCounts), copied(byteCounts))
+    times = t
+    recordCounts = r
+    byteCounts = b
+    head = 0
   }
 }

@@ -70,7 +70,7 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
   private var byteTokens = byteCapacity
   private var lastUsedAt = updatedAt
   private var largestEntry = 0L
-  private val recent = new RecentWrites(WindowMs, RecentSlotMs)
+  private val recent = new RecentWrites(WindowMs)
 
   /** The most of the limits one second may hold: what the buckets would allow, and never over [[WindowShare]]. */
   private def windowShare: Double = math.min(WindowShare, share + BurstMs / 1000.0)
@@ -171,8 +171,6 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
 object ShardWritePacer {
   /** Kinesis's accounting window. */
   val WindowMs = 1000L
-  /** The granularity of the pacer's own count of the last second. */
-  val RecentSlotMs = 10L
   /** The most of the limits that any one second of the pacer's own writes may hold. */
   val WindowShare = 0.99
   /** The largest share of the limits a pacer's buckets fill at. */
