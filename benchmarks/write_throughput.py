@@ -260,8 +260,11 @@ def run(cases: list[Case], seconds: float, executors: int) -> list[Result]:
         spark = spark_session(slots, executors)
         with LimitsProxy(emulator.endpoint, log_path=Path(tmp) / "proxy.log") as proxy:
             processes = Processes(spark._jvm.java.lang.ProcessHandle.current().pid(), proxy.pid, emulator.pid)
-            for aggregation in (False, True):  # the JVM's JIT and the clients warmed up, for both paths
-                run_case(spark, kinesis, proxy, Case(2, 1, 100, aggregation), 2, processes)
+            # The JVM's JIT and the clients warmed up, for both paths, with as many writer tasks as the first case:
+            # a JIT compiling beside a measured case takes the cores the proxy and the emulator need.
+            warm_shards = max(c.shards for c in cases)
+            for aggregation in (False, True):
+                run_case(spark, kinesis, proxy, Case(warm_shards, 1, 100, aggregation), 3, processes)
             for case in cases:
                 results.append(run_case(spark, kinesis, proxy, case, seconds, processes))
                 r = results[-1]

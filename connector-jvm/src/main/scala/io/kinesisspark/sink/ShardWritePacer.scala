@@ -70,7 +70,7 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
   private var byteTokens = byteCapacity
   private var lastUsedAt = updatedAt
   private var largestEntry = 0L
-  private val recent = new RecentWrites(WindowMs)
+  private val recent = new RecentWrites(WindowMs + ArrivalSlackMs)
 
   /** The most of the limits one second may hold: what the buckets would allow, and never over [[WindowShare]]. */
   private def windowShare: Double = math.min(WindowShare, share + BurstMs / 1000.0)
@@ -171,6 +171,11 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
 object ShardWritePacer {
   /** Kinesis's accounting window. */
   val WindowMs = 1000L
+  /**
+   * The pacer's own count of a second spans this much more: a call reaches Kinesis some milliseconds after the
+   * pacer counts it, not every call equally late, so calls sent just over a second apart may arrive within one.
+   */
+  val ArrivalSlackMs = 5L
   /** The most of the limits that any one second of the pacer's own writes may hold. */
   val WindowShare = 0.99
   /** The largest share of the limits a pacer's buckets fill at. */
