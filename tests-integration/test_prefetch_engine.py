@@ -44,6 +44,11 @@ SOURCE_METRICS = (
     "avgFetchLatencyMs",
     "outOfRangeSubRecords",
     "corruptAggregates",
+    "lastRoundBlocks",
+    "lastRoundMs",
+    "driverLatestOffsetMs",
+    "driverPlanInputPartitionsMs",
+    "offsetBytes",
 )
 
 
@@ -374,6 +379,11 @@ def test_lag_metrics_show_a_backlog_and_then_the_catch_up(kinesis, stream, read_
         assert float(m["avgFetchLatencyMs"]) >= 0, m
     rounds = [int(m["fetchRounds"]) for m in metrics]
     assert rounds == sorted(rounds) and rounds[0] > 0, f"fetchRounds {rounds}"
+    # The driver's side of each batch: one shard, a few milliseconds; the offset is one shard's JSON.
+    for m in metrics:
+        assert 0 <= float(m["driverLatestOffsetMs"]) < 5000 and 0 <= float(m["driverPlanInputPartitionsMs"]) < 5000, m
+        assert 50 < int(m["offsetBytes"]) < 1000, m
+    assert any(int(m["lastRoundBlocks"]) >= 1 for m in metrics), [m["lastRoundBlocks"] for m in metrics]
     lag = [int(m["maxMsBehindLatest"]) for m in metrics]
     assert lag[0] > 0, f"no lag reported while the backlog was read: maxMsBehindLatest {lag}"
     assert lag[-1] == 0, f"lag after catching up: maxMsBehindLatest {lag}"

@@ -63,6 +63,7 @@ final class KinesisMicroBatchStream(
   /** The latest batches counted in `recordsRead`, oldest first. */
   private val countedBatches = java.util.Collections.synchronizedSet(
     new java.util.LinkedHashSet[(KinesisSourceOffset, KinesisSourceOffset)]())
+  private val timings = new DriverTimings()
   // In Spark's metrics system from the first batch on (the query's id is known on its own thread).
   @volatile private var metricsQueryId: Option[String] = None
 
@@ -116,8 +117,10 @@ final class KinesisMicroBatchStream(
   override def latestOffset(): Offset =
     throw new UnsupportedOperationException("latestOffset(start, limit) is used by Spark for this source")
 
-  override def latestOffset(start: Offset, limit: ReadLimit): Offset = {
-    val startOffset = start.asInstanceOf[KinesisSourceOffset]
+  override def latestOffset(start: Offset, limit: ReadLimit): Offset =
+    timings.time(DriverTimings.LatestOffset)(latestOffsetOf(start.asInstanceOf[KinesisSourceOffset], limit))
+
+  private def latestOffsetOf(startOffset: KinesisSourceOffset, limit: ReadLimit): Offset = {
     registerMetrics()
     prefetcher.start(startOffset)
     val budget = BatchEndPlanner.Budget.of(limit)
@@ -126,12 +129,12 @@ final class KinesisMicroBatchStream(
       case None =>
         if (end == startOffset) {
           // Nothing new yet: wait for the round in flight rather than have Spark poll in a tight loop.
-          prefetcher.awaitRoundAfter(prefetcher.completedRounds, options.minFetchPeriodMs)
+          timings.excluded(prefetcher.awaitRoundAfter(prefetcher.completedRounds, options.minFetchPeriodMs))
           end = plan(startOffset, budget)
         }
       case Some(target) =>
         while (end == startOffset && !target.reachedBy(startOffset, prefetcher)) {
-          prefetcher.awaitRoundAfter(prefetcher.completedRounds, AvailableNowWaitMs)
+          timings.excluded(prefetcher.awaitRoundAfter(prefetcher.completedRounds, AvailableNowWaitMs))
           end = plan(startOffset, budget)
         }
     }
@@ -168,9 +171,11 @@ final class KinesisMicroBatchStream(
     log.info(s"Trigger.AvailableNow: reading ${shards.size} shard(s) up to what they held at ${availableNow.get.atMillis}")
   }
 
-  override def planInputPartitions(start: Offset, end: Offset): Array[InputPartition] = {
-    val startOffset = start.asInstanceOf[KinesisSourceOffset]
-    val endOffset = end.asInstanceOf[KinesisSourceOffset]
+  override def planInputPartitions(start: Offset, end: Offset): Array[InputPartition] =
+    timings.time(DriverTimings.PlanInputPartitions)(
+      partitions(start.asInstanceOf[KinesisSourceOffset], end.asInstanceOf[KinesisSourceOffset]))
+
+  private def partitions(startOffset: KinesisSourceOffset, endOffset: KinesisSourceOffset): Array[InputPartition] = {
     // Shards entering the offset with this batch, and every shard of a stream created again since the start,
     // contribute no records to it (see StartReconciler): only shards the start holds are read.
     def sameStream(stream: String): Boolean =
@@ -198,9 +203,10 @@ final class KinesisMicroBatchStream(
 
   override def createReaderFactory(): PartitionReaderFactory = KinesisPartitionReaderFactory
 
-  override def commit(end: Offset): Unit =
+  override def commit(end: Offset): Unit = timings.time(DriverTimings.Commit) {
     prefetcher.committed(end.asInstanceOf[KinesisSourceOffset])
       .foreach(b => BlockStoreBridge.remove(b.streamId, b.uniqueId))
+  }
 
   override def stop(): Unit = {
     metricsQueryId.foreach(QueryMetrics.remove("source", _))
@@ -228,6 +234,8 @@ final class KinesisMicroBatchStream(
       "bufferedRecords" -> prefetcher.buffer.bufferedRecords.toString,
       "bufferedBytes" -> prefetcher.buffer.bufferedBytes.toString,
       "fetchRounds" -> prefetcher.completedRounds.toString,
+      "lastRoundBlocks" -> prefetcher.lastRoundBlocks.toString,
+      "lastRoundMs" -> prefetcher.lastRoundMillis.toString,
       "recordsRead" -> recordsRead.get.toString,
       "bytesRead" -> bytesRead.get.toString,
       "dataLossEvents" ->
@@ -241,7 +249,8 @@ final class KinesisMicroBatchStream(
       }.toMap
     // Trigger.AvailableNow's end: records that arrived after this time (epoch millis) are left for the next run.
     val target = availableNow.map(t => "availableNowTargetMillis" -> t.atMillis.toString)
-    (overall ++ perStream ++ target).asJava
+    val offsetSize = consumed.map(o => "offsetBytes" -> o.json().getBytes(java.nio.charset.StandardCharsets.UTF_8).length.toString)
+    (overall ++ perStream ++ target ++ timings.metrics ++ offsetSize).asJava
   }
 
   /** Lag (of active shards), shard count and fetch statistics over some shards. */
@@ -289,5 +298,6 @@ object KinesisMicroBatchStream {
   /** The source's metrics in Spark's metrics system ([[QueryMetrics]]); per stream ones stay in the progress. */
   val MetricsSystemNames: Seq[String] = Seq("avgMsBehindLatest", "maxMsBehindLatest", "minMsBehindLatest",
     "activeShards", "recordsRead", "bytesRead", "bufferedRecords", "bufferedBytes", "throttlingEvents",
-    "avgFetchLatencyMs", "dataLossEvents", "fetchRounds", "oldestBufferedRecordAgeMs")
+    "avgFetchLatencyMs", "dataLossEvents", "fetchRounds", "oldestBufferedRecordAgeMs", "lastRoundBlocks", "lastRoundMs",
+    "driverLatestOffsetMs", "driverPlanInputPartitionsMs", "driverCommitMs", "offsetBytes")
 }

@@ -69,6 +69,8 @@ final class Prefetcher(
   private val listingBackoff = new TransientBackoff()
   private var failure: Option[Throwable] = None
   private var rounds = 0L
+  private var lastRoundBlockCount = 0L
+  private var lastRoundDuration = 0L
   @volatile private var stopped = false
   /** Trigger.AvailableNow's target time: responses are split there (see [[ShardFetchTask.arrivalCut]]). */
   @volatile private var arrivalCut: Option[Long] = None
@@ -119,6 +121,12 @@ final class Prefetcher(
   def shardStats: Map[(String, String), ShardStats] = synchronized(stats.toMap)
 
   def completedRounds: Long = synchronized(rounds)
+
+  /** The blocks the latest round stored: each was reported to the driver's block manager, one RPC apiece. */
+  def lastRoundBlocks: Long = synchronized(lastRoundBlockCount)
+
+  /** How long the latest round that fetched took, from its job's submission to its last task's result. */
+  def lastRoundMillis: Long = synchronized(lastRoundDuration)
 
   /** Data-loss events the driver saw (deleted streams); shard readers count theirs in [[shardStats]]. */
   def driverDataLossEvents: Long = synchronized(streamDataLossEvents)
@@ -279,6 +287,10 @@ final class Prefetcher(
           subscriptions = previous.map(_.subscriptions).getOrElse(0L) + r.subscriptions)
       }
       rounds += 1
+      if (orders.nonEmpty) {
+        lastRoundBlockCount = results.iterator.flatMap(_.ranges).count(_.block.isDefined).toLong
+        lastRoundDuration = roundEnd - roundStart
+      }
       notifyAll()
       stale.flatMap(_.ranges).flatMap(_.block)
     }
