@@ -12,7 +12,8 @@ STOP_ATTEMPTS = 12
 
 def prefetcher_threads(spark) -> list[str]:
     threads = spark._jvm.java.lang.Thread.getAllStackTraces().keySet().toArray()
-    return [t.getName() for t in threads if t.getName().startswith("kinesis-spark-prefetcher-")]
+    names = ("kinesis-spark-prefetcher-", "kinesis-spark-block-remover-")
+    return [t.getName() for t in threads if t.getName().startswith(names)]
 
 
 def stream_blocks(spark) -> int:

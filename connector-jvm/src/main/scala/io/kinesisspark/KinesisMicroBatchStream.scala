@@ -6,7 +6,6 @@ import java.util.Optional
 import scala.jdk.CollectionConverters._
 import scala.util.Random
 
-import org.apache.spark.kinesisspark.BlockStoreBridge
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming._
@@ -25,7 +24,7 @@ import io.kinesisspark.fetch.{FetchedRange, TransientBackoff}
  * `latestOffset` exposes what is buffered, within the read limit, as the batch end. A batch is therefore fully
  * described by its (start, end] positions, and its records are the same whether they come from the blocks or,
  * when blocks are gone, from Kinesis again. Spark's offset log is the only record of progress. `commit` drops the
- * blocks a batch no longer needs.
+ * blocks a batch no longer needs (in the background).
  *
  * Shards: every listed shard is in the offset. Shards present at the first start begin at `initialPosition`
  * (`latest` pinned to the first start time); shards that appear later begin at TRIM_HORIZON; a shard's records
@@ -203,10 +202,8 @@ final class KinesisMicroBatchStream(
 
   override def createReaderFactory(): PartitionReaderFactory = KinesisPartitionReaderFactory
 
-  override def commit(end: Offset): Unit = timings.time(DriverTimings.Commit) {
-    prefetcher.committed(end.asInstanceOf[KinesisSourceOffset])
-      .foreach(b => BlockStoreBridge.remove(b.streamId, b.uniqueId))
-  }
+  override def commit(end: Offset): Unit =
+    timings.time(DriverTimings.Commit)(prefetcher.committed(end.asInstanceOf[KinesisSourceOffset]))
 
   override def stop(): Unit = {
     metricsQueryId.foreach(QueryMetrics.remove("source", _))

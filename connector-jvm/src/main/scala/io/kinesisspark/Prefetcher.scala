@@ -52,6 +52,8 @@ final class Prefetcher(
   private val nextOrder = new AtomicLong(0)
   private val jobGroup = s"kinesis-spark-prefetch-$streamId"
   val buffer = new BufferIndex
+  private val remover = new BlockRemover(s"kinesis-spark-block-remover-$streamId",
+    b => BlockStoreBridge.remove(b.streamId, b.uniqueId))
 
   // Guarded by `this`.
   private val base = mutable.Map.empty[(String, String), ShardPosition]
@@ -138,15 +140,16 @@ final class Prefetcher(
    * A batch committed through `end`: fetching continues from there for shards with nothing buffered. A batch of a
    * stream since deleted and created again (one replayed from the offset log after a restart, planned before the
    * listing that found the new stream) moves nothing of the new stream: its positions belong to the old one, and
-   * would skip the new stream's records or drop them from the buffer.
+   * would skip the new stream's records or drop them from the buffer. The blocks the batch no longer needs are
+   * removed in the background ([[BlockRemover]]): Spark calls this on the query's thread.
    */
-  def committed(end: KinesisSourceOffset): Seq[BlockRef] = synchronized {
+  def committed(end: KinesisSourceOffset): Unit = remover.submit(synchronized {
     val current = end.copy(streams = end.streams.filter { case (stream, _) =>
       end.created.get(stream).forall(c => created.get(stream).forall(_ == c))
     })
     for ((stream, shards) <- current.streams; (shard, pos) <- shards) base((stream, shard)) = pos
     buffer.dropThrough(current)
-  }
+  })
 
   /** Waits until a round completes after `round`, or `timeoutMs` passes. */
   def awaitRoundAfter(round: Long, timeoutMs: Long): Unit = synchronized {
@@ -164,6 +167,7 @@ final class Prefetcher(
     if (t != null) { t.interrupt(); t.join(StopWaitMillis) }
     if (l != null) { l.interrupt(); l.join(StopWaitMillis) }
     consumers.foreach(_.stop())
+    remover.stop() // what it had queued goes with the sweep below
     ShardReaderCache.dropStream(streamId) // this JVM's subscriptions (local mode); executors pause theirs when idle
     buffer.clear()
     BlockStoreBridge.removeAll(streamId)
