@@ -10,17 +10,24 @@ import io.kinesisspark.ShardPosition._
 
 /**
  * The source's offset: for every stream and every shard, the [[ShardPosition]] after which reading continues.
- * It is the only record of progress; it lives in Spark's offset log as versioned, human-readable JSON:
+ * It is the only record of progress; it lives in Spark's offset log as versioned JSON, written with every batch and
+ * repeated in every progress event, so it is kept compact (version 2; about 45 bytes per shard, where version 1
+ * took about 95):
  *
  * {{{
- *   {"v":1,"streams":{"clicks":{
- *     "shardId-000000000000":{"after":"49590338271490256608559692538361571095921575989136588898"},
- *     "shardId-000000000001":{"after":"49590338271490256608559692538361571095921575989136588899","sub":3},
- *     "shardId-000000000002":{"trim_horizon":true},
- *     "shardId-000000000003":{"at_timestamp":1593105825000},
- *     "shardId-000000000004":{"finished":true}}},
+ *   {"v":2,"streams":{"clicks":{
+ *     "0":"ags3rdusd6teh04lp23n4rcjangyrafx80jtu",     // shardId-000000000000, after a record
+ *     "1":"ags3rdusd6teh04lp23n4rcjangyrafx80jtv.3",   // after sub-record 3 of a KPL aggregate
+ *     "2":"t",                                          // TRIM_HORIZON
+ *     "3":"@1593105825000",                             // AT_TIMESTAMP, epoch milliseconds
+ *     "4":"f"}},                                        // read to its end
  *   "created":{"clicks":1593105800000}}
  * }}}
+ *
+ * A shard id of Kinesis's form `shardId-` and 12 digits is written as its number; any other id as it is (prefixed
+ * with `=` if it could be taken for a number). A sequence number (decimal, up to 129 digits) is written in base 36.
+ * Version 1, still read, spelled both out:
+ * `{"v":1,"streams":{"clicks":{"shardId-000000000000":{"after":"4959...","sub":3}}}}`.
  *
  * `created` holds each stream's creation time as DescribeStreamSummary reported it: a stream deleted and created
  * again under the same name reuses its shard ids, and only the creation time tells the two apart. It was added
@@ -40,7 +47,9 @@ final case class KinesisSourceOffset(
     val fields = List(
       "v" -> JInt(KinesisSourceOffset.Version),
       "streams" -> JObject(streams.toList.sortBy(_._1).map { case (stream, shards) =>
-        stream -> JObject(shards.toList.sortBy(_._1).map { case (shard, pos) => shard -> KinesisSourceOffset.toJson(pos) })
+        stream -> JObject(shards.toList.sortBy(_._1).map { case (shard, pos) =>
+          KinesisSourceOffset.compactShardId(shard) -> (JString(KinesisSourceOffset.compactPosition(pos)): JValue)
+        })
       }))
     val createdField =
       if (created.isEmpty) Nil
@@ -51,7 +60,7 @@ final case class KinesisSourceOffset(
 
 object KinesisSourceOffset {
   /** Bump when the JSON changes incompatibly; keep a checkpoint of each version under test resources. */
-  val Version = 1
+  val Version = 2
 
   def fromJson(json: String): KinesisSourceOffset = {
     val parsed = try JsonMethods.parse(json) catch { case NonFatal(e) => throw KinesisErrors.malformedOffset(json, e) }
@@ -64,7 +73,11 @@ object KinesisSourceOffset {
       val streams = parsed \ "streams" match {
         case JObject(ss) => ss.map { case (stream, shards) =>
           stream -> (shards match {
-            case JObject(fs) => fs.map { case (shard, pos) => shard -> fromJValue(pos) }.toMap
+            case JObject(fs) if version == 1 => fs.map { case (shard, pos) => shard -> fromJValue(pos) }.toMap
+            case JObject(fs) => fs.map {
+              case (shard, JString(pos)) => fullShardId(shard) -> fromCompact(pos)
+              case (shard, other)        => throw new IllegalArgumentException(s"position of $shard is not a string: $other")
+            }.toMap
             case other       => throw new IllegalArgumentException(s"shards of '$stream' are not an object: $other")
           })
         }.toMap
@@ -85,12 +98,46 @@ object KinesisSourceOffset {
     }
   }
 
-  private def toJson(position: ShardPosition): JValue = position match {
-    case TrimHorizon                 => JObject("trim_horizon" -> JBool(true))
-    case AtTimestamp(ms)             => JObject("at_timestamp" -> JLong(ms))
-    case AfterRecord(seq, None)      => JObject("after" -> JString(seq))
-    case AfterRecord(seq, Some(sub)) => JObject("after" -> JString(seq), "sub" -> JLong(sub))
-    case Finished                    => JObject("finished" -> JBool(true))
+  private val KinesisShardId = "shardId-([0-9]{12})".r
+
+  private def compactShardId(shardId: String): String = shardId match {
+    case KinesisShardId(number) => number.toLong.toString
+    case other if other.nonEmpty && (other.forall(_.isDigit) || other.startsWith("=")) => "=" + other
+    case other => other
+  }
+
+  private def fullShardId(key: String): String =
+    if (key.startsWith("=")) key.drop(1)
+    else if (key.nonEmpty && key.length <= 12 && key.forall(_.isDigit)) f"shardId-${key.toLong}%012d"
+    else if (key.nonEmpty && key.forall(_.isDigit)) throw new IllegalArgumentException(s"shard number $key has over 12 digits")
+    else key
+
+  private def compactPosition(position: ShardPosition): String = position match {
+    case TrimHorizon                 => "t"
+    case Finished                    => "f"
+    case AtTimestamp(ms)             => s"@$ms"
+    case AfterRecord(seq, None)      => "a" + new java.math.BigInteger(seq).toString(36)
+    case AfterRecord(seq, Some(sub)) => "a" + new java.math.BigInteger(seq).toString(36) + "." + sub
+  }
+
+  private def fromCompact(position: String): ShardPosition = {
+    def sequence(base36: String): String = {
+      if (base36.isEmpty || !base36.forall(c => c.isDigit || (c >= 'a' && c <= 'z'))) {
+        throw new IllegalArgumentException(s"sequence number '$base36' is not base 36")
+      }
+      new java.math.BigInteger(base36, 36).toString
+    }
+    position.headOption match {
+      case Some('t') if position == "t" => TrimHorizon
+      case Some('f') if position == "f" => Finished
+      case Some('@') => AtTimestamp(position.drop(1).toLong)
+      case Some('a') => position.drop(1).split('.') match {
+        case Array(seq)      => AfterRecord(sequence(seq))
+        case Array(seq, sub) => AfterRecord(sequence(seq), Some(sub.toLong))
+        case _               => throw new IllegalArgumentException(s"unknown shard position '$position'")
+      }
+      case _ => throw new IllegalArgumentException(s"unknown shard position '$position'")
+    }
   }
 
   private def fromJValue(value: JValue): ShardPosition = value match {

@@ -20,26 +20,50 @@ class KinesisSourceOffsetSuite extends AnyFunSuite {
     assert(KinesisSourceOffset.fromJson(offset.json()) == offset)
   }
 
-  test("JSON is versioned, sorted and stable") {
+  test("JSON is versioned, sorted, compact and stable") {
     val json = offset.json()
-    assert(json.startsWith("""{"v":1,"streams":{"clicks":{"shardId-000000000000":"""))
+    assert(json.startsWith("""{"v":2,"streams":{"clicks":{"0":"ags3rdusd6teh04lp23n4rcjangyrafx80jtu","1":"""))
+    assert(json.contains(""""1":"ags3rdusd6teh04lp23n4rcjangyrafx80jtv.3","2":"t","3":"@1593105825000","4":"f"}"""))
     assert(json == KinesisSourceOffset.fromJson(json).json())
     assert(json.indexOf("orders") > json.indexOf("clicks"))
   }
 
-  test("a version-1 checkpoint written earlier is still read") {
-    val saved = Source.fromResource("checkpoints/offset-v1.json").mkString.trim
-    assert(KinesisSourceOffset.fromJson(saved) == offset)
+  test("an open shard of a thousand takes at most 64 bytes of the offset log (version 1 took about 95)") {
+    val shards = (0 until 1000).map(i => f"shardId-$i%012d" ->
+      (AfterRecord(s"4959033827149025660855969253836157109592157598913658${8000 + i}", if (i % 2 == 0) Some(17L) else None): ShardPosition)).toMap
+    val big = KinesisSourceOffset(Map("clicks" -> shards), Map("clicks" -> 1593105800000L))
+    val bytes = big.json().getBytes(java.nio.charset.StandardCharsets.UTF_8).length
+    assert(bytes <= 64 * 1000, s"$bytes bytes for 1,000 shards")
+    assert(KinesisSourceOffset.fromJson(big.json()) == big)
+  }
+
+  test("shard ids of another form, and the longest sequence numbers, survive the compact form") {
+    val odd = KinesisSourceOffset(Map("s" -> Map(
+      "shardId-1" -> TrimHorizon, "123" -> Finished, "=x" -> Finished, "shard-a" -> AtTimestamp(5),
+      "shardId-999999999999" -> AfterRecord("9" * 129, Some(Long.MaxValue)),
+      "shardId-000000000007" -> AfterRecord("0"))))
+    assert(KinesisSourceOffset.fromJson(odd.json()) == odd)
+    assert(odd.json().contains(""""=123":"f"""") && odd.json().contains(""""==x":"f"""") && odd.json().contains(""""7":"a0""""))
+  }
+
+  test("checkpoints written earlier, of every version, are still read") {
+    Seq("checkpoints/offset-v1.json", "checkpoints/offset-v2.json").foreach { file =>
+      val saved = Source.fromResource(file).mkString.trim
+      assert(KinesisSourceOffset.fromJson(saved) == offset, file)
+    }
   }
 
   test("a newer version is refused with a clear message") {
-    val e = intercept[KinesisSparkException](KinesisSourceOffset.fromJson("""{"v":2,"streams":{}}"""))
-    assert(e.getMessage.contains("version 2") && e.getMessage.contains("up to 1"))
+    val e = intercept[KinesisSparkException](KinesisSourceOffset.fromJson("""{"v":3,"streams":{}}"""))
+    assert(e.getMessage.contains("version 3") && e.getMessage.contains("up to 2"))
   }
 
   test("malformed offsets are refused naming the content") {
     Seq("""not json""", """{"streams":{}}""", """{"v":1,"streams":{"s":{"shard":{"after":"12x"}}}}""",
-      """{"v":1,"streams":{"s":{"shard":{"what":true}}}}""").foreach { bad =>
+      """{"v":1,"streams":{"s":{"shard":{"what":true}}}}""", """{"v":2,"streams":{"s":{"0":"aXY"}}}""",
+      """{"v":2,"streams":{"s":{"0":"x"}}}""", """{"v":2,"streams":{"s":{"0":{"after":"1"}}}}""",
+      """{"v":2,"streams":{"s":{"0":"a1.2.3"}}}""", """{"v":2,"streams":{"s":{"1234567890123":"t"}}}""",
+      """{"v":2,"streams":{"s":{"0":"a"}}}""", """{"v":2,"streams":{"s":{"0":"tt"}}}""").foreach { bad =>
       val e = intercept[KinesisSparkException](KinesisSourceOffset.fromJson(bad))
       assert(e.getMessage.contains("Cannot read Kinesis offset"), bad)
     }
