@@ -138,9 +138,9 @@ class ShardWritePacerSuite extends AnyFunSuite {
     clock.sleep(300)
     assert(pacer.tryTake(100))
     pacer.throttled(takenAt, 100)
-    assert(pacer.lastSecond == (5L, 500L))
+    assert(pacer.lastSecond == ((5L, 500L)))
     clock.sleep(800) // the entries taken first have left the second; the one taken later has not
-    assert(pacer.lastSecond == (1L, 100L))
+    assert(pacer.lastSecond == ((1L, 100L)))
   }
 
   test("writers sharing a shard over its limit converge below it: throttled in proportion, not in storms") {
