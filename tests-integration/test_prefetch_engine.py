@@ -45,6 +45,7 @@ SOURCE_METRICS = (
     "outOfRangeSubRecords",
     "corruptAggregates",
     "lastRoundBlocks",
+    "blocksStored",
     "lastRoundMs",
     "driverLatestOffsetMs",
     "driverPlanInputPartitionsMs",
@@ -383,7 +384,9 @@ def test_lag_metrics_show_a_backlog_and_then_the_catch_up(kinesis, stream, read_
     for m in metrics:
         assert 0 <= float(m["driverLatestOffsetMs"]) < 5000 and 0 <= float(m["driverPlanInputPartitionsMs"]) < 5000, m
         assert 50 < int(m["offsetBytes"]) < 1000, m
-    assert any(int(m["lastRoundBlocks"]) >= 1 for m in metrics), [m["lastRoundBlocks"] for m in metrics]
+    stored = [int(m["blocksStored"]) for m in metrics]
+    assert stored == sorted(stored) and stored[-1] >= 1, f"blocksStored {stored}"
+    assert all(0 <= int(m["lastRoundBlocks"]) <= stored[i] for i, m in enumerate(metrics)), metrics
     lag = [int(m["maxMsBehindLatest"]) for m in metrics]
     assert lag[0] > 0, f"no lag reported while the backlog was read: maxMsBehindLatest {lag}"
     assert lag[-1] == 0, f"lag after catching up: maxMsBehindLatest {lag}"

@@ -12,6 +12,15 @@ import io.kinesisspark.fetch.{BlockRef, FetchedRange}
  */
 final class BufferIndex {
   private val chains = mutable.Map.empty[(String, String), Vector[FetchedRange]]
+  // Totals kept as ranges come and go: asked for every prefetch round and progress event, they would otherwise be
+  // summed over every range of every shard each time.
+  private var records = 0L
+  private var bytes = 0L
+
+  private def counted(ranges: Iterable[FetchedRange], sign: Int): Unit = ranges.foreach { r =>
+    records += sign * r.records.toLong
+    bytes += sign * r.bytes
+  }
 
   /** Where the buffered data of a shard ends, if anything is buffered. */
   def end(stream: String, shardId: String): Option[ShardPosition] = synchronized {
@@ -24,7 +33,10 @@ final class BufferIndex {
     val chain = chains.getOrElse(key, Vector.empty)
     require(chain.isEmpty || chain.last.to == range.from,
       s"fetched range of ${range.shardId} starts at ${range.from} but the buffer ends at ${chain.last.to}")
-    if (range.to != range.from) chains(key) = chain :+ range
+    if (range.to != range.from) {
+      chains(key) = chain :+ range
+      counted(Seq(range), 1)
+    }
   }
 
   /**
@@ -52,6 +64,7 @@ final class BufferIndex {
       offset.position(stream, shard).foreach { committed =>
         val (done, rest) = chain.span(r => reaches(committed, r.to))
         done.foreach(_.block.foreach(dropped += _))
+        counted(done, -1)
         if (rest.isEmpty) chains.remove(key) else chains(key) = rest
       }
     }
@@ -62,6 +75,7 @@ final class BufferIndex {
   def dropStream(stream: String): Seq[BlockRef] = synchronized {
     val keys = chains.keys.filter(_._1 == stream).toSeq
     val blocks = keys.flatMap(chains(_)).flatMap(_.block)
+    keys.foreach(k => counted(chains(k), -1))
     keys.foreach(chains.remove)
     blocks
   }
@@ -70,11 +84,13 @@ final class BufferIndex {
   def clear(): Seq[BlockRef] = synchronized {
     val all = chains.valuesIterator.flatten.flatMap(_.block).toSeq
     chains.clear()
+    records = 0L
+    bytes = 0L
     all
   }
 
-  def bufferedRecords: Long = synchronized(chains.valuesIterator.flatten.map(_.records.toLong).sum)
-  def bufferedBytes: Long = synchronized(chains.valuesIterator.flatten.map(_.bytes).sum)
+  def bufferedRecords: Long = synchronized(records)
+  def bufferedBytes: Long = synchronized(bytes)
 
   private def startsAtOrBefore(rangeFrom: ShardPosition, from: ShardPosition): Boolean =
     rangeFrom == from || reaches(from, rangeFrom)

@@ -232,6 +232,7 @@ final class KinesisMicroBatchStream(
       "bufferedBytes" -> prefetcher.buffer.bufferedBytes.toString,
       "fetchRounds" -> prefetcher.completedRounds.toString,
       "lastRoundBlocks" -> prefetcher.lastRoundBlocks.toString,
+      "blocksStored" -> prefetcher.blocksStored.toString,
       "lastRoundMs" -> prefetcher.lastRoundMillis.toString,
       "recordsRead" -> recordsRead.get.toString,
       "bytesRead" -> bytesRead.get.toString,
@@ -295,6 +296,6 @@ object KinesisMicroBatchStream {
   /** The source's metrics in Spark's metrics system ([[QueryMetrics]]); per stream ones stay in the progress. */
   val MetricsSystemNames: Seq[String] = Seq("avgMsBehindLatest", "maxMsBehindLatest", "minMsBehindLatest",
     "activeShards", "recordsRead", "bytesRead", "bufferedRecords", "bufferedBytes", "throttlingEvents",
-    "avgFetchLatencyMs", "dataLossEvents", "fetchRounds", "oldestBufferedRecordAgeMs", "lastRoundBlocks", "lastRoundMs",
+    "avgFetchLatencyMs", "dataLossEvents", "fetchRounds", "oldestBufferedRecordAgeMs", "lastRoundBlocks", "blocksStored", "lastRoundMs",
     "driverLatestOffsetMs", "driverPlanInputPartitionsMs", "driverCommitMs", "offsetBytes")
 }

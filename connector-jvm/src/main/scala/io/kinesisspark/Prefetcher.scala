@@ -72,6 +72,7 @@ final class Prefetcher(
   private var failure: Option[Throwable] = None
   private var rounds = 0L
   private var lastRoundBlockCount = 0L
+  private var blocksStoredTotal = 0L
   private var lastRoundDuration = 0L
   @volatile private var stopped = false
   /** Trigger.AvailableNow's target time: responses are split there (see [[ShardFetchTask.arrivalCut]]). */
@@ -126,6 +127,9 @@ final class Prefetcher(
 
   /** The blocks the latest round stored: each was reported to the driver's block manager, one RPC apiece. */
   def lastRoundBlocks: Long = synchronized(lastRoundBlockCount)
+
+  /** The blocks every round so far stored. */
+  def blocksStored: Long = synchronized(blocksStoredTotal)
 
   /** How long the latest round that fetched took, from its job's submission to its last task's result. */
   def lastRoundMillis: Long = synchronized(lastRoundDuration)
@@ -293,6 +297,7 @@ final class Prefetcher(
       rounds += 1
       if (orders.nonEmpty) {
         lastRoundBlockCount = results.iterator.flatMap(_.ranges).count(_.block.isDefined).toLong
+        blocksStoredTotal += lastRoundBlockCount
         lastRoundDuration = roundEnd - roundStart
       }
       notifyAll()

@@ -56,4 +56,23 @@ class BufferIndexSuite extends AnyFunSuite {
     val b = index(FetchedRange("s", "shard-0", AfterRecord("5"), AfterRecord("5"), None, 0, 0L))
     assert(b.end("s", "shard-0").isEmpty)
   }
+
+  test("the buffered totals follow every append and drop, over shards and streams") {
+    def on(stream: String, shard: String, from: ShardPosition, to: ShardPosition, records: Int, bytes: Long) =
+      FetchedRange(stream, shard, from, to, None, records, bytes)
+    val b = new BufferIndex
+    b.append(on("s", "a", TrimHorizon, AfterRecord("1"), 3, 30))
+    b.append(on("s", "a", AfterRecord("1"), AfterRecord("2"), 4, 40))
+    b.append(on("s", "b", TrimHorizon, AfterRecord("9"), 5, 50))
+    b.append(on("t", "a", TrimHorizon, AfterRecord("7"), 6, 60))
+    assert(b.bufferedRecords == 18 && b.bufferedBytes == 180)
+    b.dropThrough(KinesisSourceOffset(Map("s" -> Map("a" -> AfterRecord("1"), "b" -> TrimHorizon))))
+    assert(b.bufferedRecords == 15 && b.bufferedBytes == 150)
+    b.dropStream("s")
+    assert(b.bufferedRecords == 6 && b.bufferedBytes == 60)
+    b.clear()
+    assert(b.bufferedRecords == 0 && b.bufferedBytes == 0)
+    b.append(on("t", "a", AfterRecord("7"), AfterRecord("8"), 1, 10))
+    assert(b.bufferedRecords == 1 && b.bufferedBytes == 10)
+  }
 }
