@@ -260,8 +260,9 @@ def run(cases: list[Case], seconds: float, executors: int) -> list[Result]:
         spark = spark_session(slots, executors)
         with LimitsProxy(emulator.endpoint, log_path=Path(tmp) / "proxy.log") as proxy:
             processes = Processes(spark._jvm.java.lang.ProcessHandle.current().pid(), proxy.pid, emulator.pid)
-            # The JVM's JIT and the clients warmed up, for both paths, with as many writer tasks as the first case:
-            # a JIT compiling beside a measured case takes the cores the proxy and the emulator need.
+            # The JVM's JIT and the clients warmed up, for both paths, with as many writer tasks as the run's
+            # largest shard count: a JIT compiling beside a measured case takes the cores the proxy and the emulator
+            # need.
             warm_shards = max(c.shards for c in cases)
             for aggregation in (False, True):
                 run_case(spark, kinesis, proxy, Case(warm_shards, 1, 100, aggregation), 3, processes)

@@ -63,6 +63,8 @@ final class KinesisMicroBatchStream(
   private val countedBatches = java.util.Collections.synchronizedSet(
     new java.util.LinkedHashSet[(KinesisSourceOffset, KinesisSourceOffset)]())
   private val timings = new DriverTimings()
+  /** The size of the JSON of the latest batch end the progress reported (what the offset log writes per batch). */
+  @volatile private var offsetBytes = 0L
   // In Spark's metrics system from the first batch on (the query's id is known on its own thread).
   @volatile private var metricsQueryId: Option[String] = None
 
@@ -247,7 +249,9 @@ final class KinesisMicroBatchStream(
       }.toMap
     // Trigger.AvailableNow's end: records that arrived after this time (epoch millis) are left for the next run.
     val target = availableNow.map(t => "availableNowTargetMillis" -> t.atMillis.toString)
-    val offsetSize = consumed.map(o => "offsetBytes" -> o.json().getBytes(java.nio.charset.StandardCharsets.UTF_8).length.toString)
+    // Spark's progress passes the batch's end; the metrics system's gauges pass nothing and read the latest.
+    consumed.foreach(o => offsetBytes = o.json().getBytes(java.nio.charset.StandardCharsets.UTF_8).length.toLong)
+    val offsetSize = Some(offsetBytes).filter(_ > 0).map(b => "offsetBytes" -> b.toString)
     (overall ++ perStream ++ target ++ timings.metrics ++ offsetSize).asJava
   }
 

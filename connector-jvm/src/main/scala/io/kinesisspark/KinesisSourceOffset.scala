@@ -39,7 +39,10 @@ final case class KinesisSourceOffset(
     streams: Map[String, Map[String, ShardPosition]],
     created: Map[String, Long] = Map.empty) extends Offset {
 
-  override def json(): String = JsonMethods.compact(JsonMethods.render(toJValue))
+  // Spark compares offsets by their JSON, often (the same end planned again, the offset log): made once.
+  @transient private lazy val rendered = JsonMethods.compact(JsonMethods.render(toJValue))
+
+  override def json(): String = rendered
 
   def position(stream: String, shardId: String): Option[ShardPosition] = streams.get(stream).flatMap(_.get(shardId))
 
@@ -68,7 +71,7 @@ object KinesisSourceOffset {
       case JInt(v) => v.toInt
       case _       => throw KinesisErrors.malformedOffset(json, new IllegalArgumentException("no version field \"v\""))
     }
-    if (version > Version) throw KinesisErrors.unsupportedOffsetVersion(version, Version)
+    if (version > Version || version < 1) throw KinesisErrors.unsupportedOffsetVersion(version, Version)
     try {
       val streams = parsed \ "streams" match {
         case JObject(ss) => ss.map { case (stream, shards) =>
@@ -120,6 +123,9 @@ object KinesisSourceOffset {
     case AfterRecord(seq, Some(sub)) => "a" + new java.math.BigInteger(seq).toString(36) + "." + sub
   }
 
+  private def unknown(position: String) = new IllegalArgumentException(s"unknown shard position '$position' (accepted: " +
+    "t, f, @<epoch millis>, a<sequence number in base 36>, a<sequence number in base 36>.<sub-sequence number>)")
+
   private def fromCompact(position: String): ShardPosition = {
     def sequence(base36: String): String = {
       if (base36.isEmpty || !base36.forall(c => c.isDigit || (c >= 'a' && c <= 'z'))) {
@@ -131,12 +137,12 @@ object KinesisSourceOffset {
       case Some('t') if position == "t" => TrimHorizon
       case Some('f') if position == "f" => Finished
       case Some('@') => AtTimestamp(position.drop(1).toLong)
-      case Some('a') => position.drop(1).split('.') match {
+      case Some('a') => position.drop(1).split("\\.", -1) match {
         case Array(seq)      => AfterRecord(sequence(seq))
         case Array(seq, sub) => AfterRecord(sequence(seq), Some(sub.toLong))
-        case _               => throw new IllegalArgumentException(s"unknown shard position '$position'")
+        case _               => throw unknown(position)
       }
-      case _ => throw new IllegalArgumentException(s"unknown shard position '$position'")
+      case _ => throw unknown(position)
     }
   }
 

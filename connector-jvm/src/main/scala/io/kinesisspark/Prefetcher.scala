@@ -147,13 +147,18 @@ final class Prefetcher(
    * would skip the new stream's records or drop them from the buffer. The blocks the batch no longer needs are
    * removed in the background ([[BlockRemover]]): Spark calls this on the query's thread.
    */
-  def committed(end: KinesisSourceOffset): Unit = remover.submit(synchronized {
-    val current = end.copy(streams = end.streams.filter { case (stream, _) =>
-      end.created.get(stream).forall(c => created.get(stream).forall(_ == c))
-    })
-    for ((stream, shards) <- current.streams; (shard, pos) <- shards) base((stream, shard)) = pos
-    buffer.dropThrough(current)
-  })
+  def committed(end: KinesisSourceOffset): Unit = {
+    val (blocks, bytes) = synchronized {
+      val current = end.copy(streams = end.streams.filter { case (stream, _) =>
+        end.created.get(stream).forall(c => created.get(stream).forall(_ == c))
+      })
+      for ((stream, shards) <- current.streams; (shard, pos) <- shards) base((stream, shard)) = pos
+      val held = buffer.bufferedBytes
+      val dropped = buffer.dropThrough(current)
+      (dropped, held - buffer.bufferedBytes)
+    }
+    remover.submit(blocks, bytes)
+  }
 
   /** Waits until a round completes after `round`, or `timeoutMs` passes. */
   def awaitRoundAfter(round: Long, timeoutMs: Long): Unit = synchronized {
@@ -235,7 +240,8 @@ final class Prefetcher(
   /** One round; returns whether any records (or shard ends) were fetched. */
   private def runRound(): Boolean = {
     consumers.foreach(_.refreshDue())
-    val room = options.fetchBufferSizeBytes - buffer.bufferedBytes
+    // Blocks committed and not removed yet are still in the executors' memory.
+    val room = options.fetchBufferSizeBytes - buffer.bufferedBytes - remover.pendingBytes
     if (room <= 0) {
       synchronized { rounds += 1; notifyAll(); wait(limits.minFetchPeriodMs) }
       return false

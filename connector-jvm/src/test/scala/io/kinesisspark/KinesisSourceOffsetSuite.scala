@@ -56,6 +56,10 @@ class KinesisSourceOffsetSuite extends AnyFunSuite {
   test("a newer version is refused with a clear message") {
     val e = intercept[KinesisSparkException](KinesisSourceOffset.fromJson("""{"v":3,"streams":{}}"""))
     assert(e.getMessage.contains("version 3") && e.getMessage.contains("up to 2"))
+    val zero = intercept[KinesisSparkException](KinesisSourceOffset.fromJson("""{"v":0,"streams":{}}"""))
+    assert(zero.getMessage.contains("version 0"))
+    val unknown = intercept[KinesisSparkException](KinesisSourceOffset.fromJson("""{"v":2,"streams":{"s":{"0":"x"}}}"""))
+    assert(unknown.getMessage.contains("'x'") && unknown.getMessage.contains("accepted: t, f, @<epoch millis>"))
   }
 
   test("malformed offsets are refused naming the content") {
@@ -63,7 +67,8 @@ class KinesisSourceOffsetSuite extends AnyFunSuite {
       """{"v":1,"streams":{"s":{"shard":{"what":true}}}}""", """{"v":2,"streams":{"s":{"0":"aXY"}}}""",
       """{"v":2,"streams":{"s":{"0":"x"}}}""", """{"v":2,"streams":{"s":{"0":{"after":"1"}}}}""",
       """{"v":2,"streams":{"s":{"0":"a1.2.3"}}}""", """{"v":2,"streams":{"s":{"1234567890123":"t"}}}""",
-      """{"v":2,"streams":{"s":{"0":"a"}}}""", """{"v":2,"streams":{"s":{"0":"tt"}}}""").foreach { bad =>
+      """{"v":2,"streams":{"s":{"0":"a"}}}""", """{"v":2,"streams":{"s":{"0":"tt"}}}""",
+      """{"v":2,"streams":{"s":{"0":"a1."}}}""").foreach { bad =>
       val e = intercept[KinesisSparkException](KinesisSourceOffset.fromJson(bad))
       assert(e.getMessage.contains("Cannot read Kinesis offset"), bad)
     }

@@ -194,8 +194,9 @@ final class PutRecordsSender(
           done = true
         } else paced match {
           case Some(backlog) =>
-            if (backlog.pacer.tryTake(pending.entry.size)) {
-              pending.takenAt = now
+            val takenAt = backlog.pacer.take(pending.entry.size)
+            if (takenAt != ShardWritePacer.NotTaken) {
+              pending.takenAt = takenAt
               batch.tryAdd(pending)
             } else {
               heldShards += backlog.shard

@@ -7,8 +7,8 @@ package io.kinesisspark.sink
  *
  * Exact, not counted in slots of time: a count that errs long by a slot holds a writer of large entries to fewer
  * than a second takes (21 aggregates of 48,598 bytes fit a MiB, but 21 per 1,010 ms is 96.6 % of it), and one that
- * errs short lets one entry too many into a second. Memory follows the entries of the last window, which a
- * [[ShardWritePacer]] keeps within the shard's records limit (at most 1,000 a second, 24 bytes each).
+ * errs short lets one entry too many into a second. Entries added in the same millisecond share one place, so it
+ * holds at most `windowMs` + 1 of them (24 bytes each), however fast the writes.
  *
  * Not thread-safe: its pacer guards it.
  *
@@ -20,7 +20,7 @@ package io.kinesisspark.sink
  * }}}
  */
 final class RecentWrites(windowMs: Long = 1000L) {
-  require(windowMs > 0, "windowMs must be positive")
+  require(windowMs > 0, s"windowMs must be positive, not $windowMs")
 
   // A ring of the entries of the last window, oldest at `head`, with their running totals.
   private var times = new Array[Long](16)
@@ -33,14 +33,19 @@ final class RecentWrites(windowMs: Long = 1000L) {
 
   def add(now: Long, records: Long, bytes: Long): Unit = {
     expire(now)
+    heldRecords += records
+    heldBytes += bytes
+    if (size > 0 && times(index(size - 1)) == now) {
+      recordCounts(index(size - 1)) += records
+      byteCounts(index(size - 1)) += bytes
+      return
+    }
     if (size == times.length) grow()
     val i = index(size)
     times(i) = now
     recordCounts(i) = records
     byteCounts(i) = bytes
     size += 1
-    heldRecords += records
-    heldBytes += bytes
   }
 
   /**

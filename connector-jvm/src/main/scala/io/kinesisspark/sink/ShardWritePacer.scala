@@ -50,8 +50,9 @@ object ShardWriteLimits {
  *
  * {{{
  *   val pacer = new ShardWritePacer(ShardWriteLimits(), clock = () => System.currentTimeMillis())
- *   if (pacer.tryTake(bytes = 120)) send(entry) else wait(pacer.readyInMs(bytes = 120))
- *   pacer.throttled()   // Kinesis refused a write to the shard: slow down
+ *   val takenAt = pacer.take(bytes = 120)
+ *   if (takenAt != ShardWritePacer.NotTaken) send(entry) else wait(pacer.readyInMs(bytes = 120))
+ *   pacer.throttled(takenAt, bytes = 120)   // Kinesis refused that write: slow down
  * }}}
  *
  * @param clock milliseconds, replaced in tests
@@ -84,7 +85,13 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
     math.max(math.max(1.0, limits.bytesPerSecond * share * BurstMs / 1000.0), largestEntry * LargestEntrySlack)
 
   /** Takes the tokens of one entry of `bytes` if the shard can take it now; false (and nothing taken) if not. */
-  def tryTake(bytes: Long): Boolean = synchronized {
+  def tryTake(bytes: Long): Boolean = take(bytes) != NotTaken
+
+  /**
+   * As [[tryTake]], answering when (on the pacer's clock) the entry was counted, which [[throttled]] needs if
+   * Kinesis refuses it; [[ShardWritePacer.NotTaken]] if it was not.
+   */
+  def take(bytes: Long): Long = synchronized {
     refill()
     lastUsedAt = updatedAt
     largestEntry = math.max(largestEntry, math.min(bytes, limits.bytesPerSecond))
@@ -93,8 +100,8 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
       byteTokens -= bytes
       recent.add(updatedAt, 1, bytes)
       if (windowOpen) windowTaken += 1
-      true
-    } else false
+      updatedAt
+    } else NotTaken
   }
 
   /** Milliseconds until an entry of `bytes` could be taken (0 if now), at least 1 when it cannot be now. */
@@ -131,7 +138,7 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
     byteTokens = math.min(byteTokens, 0.0)
   }
 
-  /** The records and bytes the pacer counts as sent to the shard over its last second. */
+  /** The records and bytes the pacer counts as sent to the shard over its last second (and [[ArrivalSlackMs]]). */
   private[sink] def lastSecond: (Long, Long) = synchronized {
     refill()
     (recent.records(updatedAt), recent.bytes(updatedAt))
@@ -169,6 +176,9 @@ final class ShardWritePacer(val limits: ShardWriteLimits, clock: () => Long) {
 }
 
 object ShardWritePacer {
+  /** What [[ShardWritePacer.take]] answers when the shard cannot take the entry now. */
+  val NotTaken: Long = Long.MinValue
+
   /** Kinesis's accounting window. */
   val WindowMs = 1000L
   /**

@@ -40,7 +40,7 @@ final class PendingEntry(val seq: Long, val entry: SinkEntry) {
   /** Of those, the ones that count against `maxPutRetries` (see [[PutRecordsSender]]). */
   var retriesUsed = 0
   var notBeforeMillis = 0L
-  /** Paced: when its shard's pacer took it for its latest send. */
+  /** Paced: when its shard's pacer took it for its latest send, on the pacer's clock. */
   var takenAt = 0L
   var lastErrorCode: String = ""
   var lastErrorMessage: String = ""
