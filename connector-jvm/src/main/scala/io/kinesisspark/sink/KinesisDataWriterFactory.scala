@@ -31,7 +31,7 @@ final class KinesisDataWriterFactory(options: KinesisSinkOptions, columns: SinkC
         },
       pacerFor = pacerFor)
     val aggregator = if (!options.aggregation) None
-      else Some(new KplAggregator(shardMap, options.aggregateFillBytes, sender.add))
+      else Some(new KplAggregator(shardMap, options.aggregateFill(), sender.add))
     val pacingMap = new RecentShardMaps(stream => ShardMaps.forPacing(options.connection, api, stream))
     new KinesisDataWriter(new RowConverter(columns, options, partitionId), sender, aggregator,
       shardMap = pacerFor.map(_ => pacingMap), metrics)

@@ -34,13 +34,13 @@ final case class KinesisSinkOptions(
     pacing: Option[ShardWriteLimits] = Some(ShardWriteLimits())) {
 
   /**
-   * What KPL aggregates are filled to: paced, the size that tiles a shard's second
-   * ([[ShardWritePacer.fillingEntryBytes]]); unpaced, or under `preserveKeyOrder` (a shard then has one aggregate in
-   * flight at a time, at most one per paced call, about 20 a second, so smaller ones would carry less),
-   * `aggregationMaxBytes`.
+   * What a writer task's KPL aggregates are filled to ([[AggregateFill]], one per task: it watches the task's rows):
+   * paced, sized to carry the most rows through a shard's second; unpaced, or under `preserveKeyOrder` (a shard then
+   * has one aggregate in flight at a time, at most one per paced call, about 20 a second, so smaller ones would
+   * carry less), `aggregationMaxBytes`.
    */
-  def aggregateFillBytes: Int = pacing.filter(_ => !preserveKeyOrder)
-    .fold(aggregationMaxBytes)(ShardWritePacer.fillingEntryBytes(_, aggregationMaxBytes))
+  def aggregateFill(): AggregateFill = pacing.filter(_ => !preserveKeyOrder)
+    .fold(AggregateFill.fixed(aggregationMaxBytes))(AggregateFill.paced(_, aggregationMaxBytes))
 }
 
 /** What the sink does with a row that has no partition key (no `partitionKey` column, or a null in it). */

@@ -11,26 +11,31 @@ import io.kinesisspark.kpl.{KplAggregateBuilder, UserRecord}
  * than 1,000 rows per second. An aggregate takes the partition key (and explicit hash key, if any) of its first
  * row, so Kinesis stores it in that shard, the one every row in it belongs to; each row keeps its own keys inside.
  *
- * An aggregate is closed and handed to `emit` when the next row would take it over `maxBytes` (counting its
- * partition key), when the open aggregates together hold a PutRecords call's worth, or on [[flush]]. A closed
- * aggregate of a single row is put as a plain record, as the KPL does; so is a row too large to share one.
+ * An aggregate is closed and handed to `emit` when the next row would take it over what `fill` allows (counting its
+ * partition key; [[AggregateFill]] sizes aggregates to the rows when the sink paces itself), when the open
+ * aggregates together hold a PutRecords call's worth, or on [[flush]]. A closed aggregate of a single row is put
+ * as a plain record, as the KPL does; so is a row too large to share one.
  *
  * {{{
- *   val aggregator = new KplAggregator(stream => shardMaps(stream), maxBytes = 51200, emit = sender.add)
+ *   val aggregator = new KplAggregator(stream => shardMaps(stream), AggregateFill.fixed(51200), emit = sender.add)
  *   rows.foreach { case (stream, record) => aggregator.add(stream, record) }
  *   aggregator.flush()
  * }}}
  */
-final class KplAggregator(shardMap: String => ShardMap, maxBytes: Int, emit: SinkEntry => Unit) {
+final class KplAggregator(shardMap: String => ShardMap, fill: AggregateFill, emit: SinkEntry => Unit) {
 
   private final class Open(val stream: String, val shard: String) {
     val builder = new KplAggregateBuilder
     var first: UserRecord = _
     var userBytes = 0L
+    var firstKeyBytes = 0
     /** The Kinesis record's size with a row adding `added` bytes: the aggregate and the outer partition key. */
-    def outerSize(record: UserRecord, added: Long): Long =
-      builder.sizeInBytes + added + SinkEntry.utf8Length(if (builder.isEmpty) record.partitionKey else first.partitionKey)
+    def outerSize(keyBytes: Int, added: Long): Long =
+      builder.sizeInBytes + added + (if (builder.isEmpty) keyBytes else firstKeyBytes)
   }
+
+  /** What an aggregate adds besides its rows and outer key: its magic bytes and digest. */
+  private val emptyAggregateBytes = new KplAggregateBuilder().sizeInBytes
 
   private val open = mutable.LinkedHashMap.empty[(String, String), Open]
   private var openBytes = 0L
@@ -40,20 +45,27 @@ final class KplAggregator(shardMap: String => ShardMap, maxBytes: Int, emit: Sin
       throw new IllegalArgumentException(s"invalid explicit hash key ${record.explicitHashKey}"))
     val shard = shardMap(stream).shardFor(hashKey)
     val aggregate = open.getOrElseUpdate((stream, shard), new Open(stream, shard))
+    val keyBytes = SinkEntry.utf8Length(record.partitionKey)
+    val plainBytes = record.data.length.toLong + keyBytes
     var added = aggregate.builder.addedBytes(record)
-    if (!aggregate.builder.isEmpty && aggregate.outerSize(record, added) > maxBytes) {
+    fill.observe(added, plainBytes, emptyAggregateBytes + keyBytes)
+    val maxBytes = fill.bytes
+    if (!aggregate.builder.isEmpty && aggregate.outerSize(keyBytes, added) > maxBytes) {
       close(aggregate)
       added = aggregate.builder.addedBytes(record)
     }
-    if (aggregate.outerSize(record, added) > maxBytes) {
-      // Too large to share an aggregate: alone, after the rows before it.
-      emit(plain(stream, shard, record))
+    if (aggregate.outerSize(keyBytes, added) > maxBytes) {
+      // Too large to share an aggregate (or rows carry the most as plain records): alone, after the rows before it.
+      emit(plain(stream, shard, record, plainBytes))
     } else {
-      if (aggregate.builder.isEmpty) aggregate.first = record
+      if (aggregate.builder.isEmpty) {
+        aggregate.first = record
+        aggregate.firstKeyBytes = keyBytes
+      }
       openBytes -= aggregate.builder.sizeInBytes
       aggregate.builder.add(record, added)
       openBytes += aggregate.builder.sizeInBytes
-      aggregate.userBytes += record.data.length + SinkEntry.utf8Length(record.partitionKey)
+      aggregate.userBytes += plainBytes
       if (openBytes > PutRecordsLimits.MaxBytesPerCall) flush()
     }
   }
@@ -67,7 +79,7 @@ final class KplAggregator(shardMap: String => ShardMap, maxBytes: Int, emit: Sin
   private def close(aggregate: Open): Unit = {
     if (!aggregate.builder.isEmpty) {
       openBytes -= aggregate.builder.sizeInBytes
-      if (aggregate.builder.count == 1) emit(plain(aggregate.stream, aggregate.shard, aggregate.first))
+      if (aggregate.builder.count == 1) emit(plain(aggregate.stream, aggregate.shard, aggregate.first, aggregate.userBytes))
       else emit(SinkEntry(aggregate.stream,
         PutEntry(aggregate.first.partitionKey, aggregate.first.explicitHashKey, aggregate.builder.build()),
         orderKey = aggregate.shard, userRecords = aggregate.builder.count, userBytes = aggregate.userBytes,
@@ -77,8 +89,7 @@ final class KplAggregator(shardMap: String => ShardMap, maxBytes: Int, emit: Sin
     }
   }
 
-  private def plain(stream: String, shard: String, record: UserRecord): SinkEntry =
+  private def plain(stream: String, shard: String, record: UserRecord, bytes: Long): SinkEntry =
     SinkEntry(stream, PutEntry(record.partitionKey, record.explicitHashKey, record.data), orderKey = shard,
-      userRecords = 1, userBytes = record.data.length.toLong + SinkEntry.utf8Length(record.partitionKey),
-      predictedShard = Some(shard))
+      userRecords = 1, userBytes = bytes, predictedShard = Some(shard))
 }

@@ -204,23 +204,4 @@ object ShardWritePacer {
   val BurstMs = 200L
   /** The bytes bucket holds at least this many of the largest entry. */
   val LargestEntrySlack = 1.5
-
-  /**
-   * The largest entry size, at most `maxBytes`, of which a whole number fills the most of a second the pacer
-   * allows ([[WindowShare]] of the byte limit). The pacer sends whole entries, so entries of `maxBytes` leave the
-   * remainder of every second unused: 20 aggregates of 51,200 bytes take 97.7 % of 1 MiB, the 21st does not fit;
-   * 21 of 49,432 bytes take 99 %. What a KPL aggregate is filled to when the sink paces itself. `maxBytes` when
-   * the records limit holds the shard back first (smaller entries would carry less), and the whole paced second
-   * when it is smaller than `maxBytes` (a larger entry would never fit one).
-   *
-   * {{{
-   *   ShardWritePacer.fillingEntryBytes(ShardWriteLimits(), 51200)  // 49432
-   * }}}
-   */
-  def fillingEntryBytes(limits: ShardWriteLimits, maxBytes: Int): Int = {
-    val second = math.max(1L, (limits.bytesPerSecond * WindowShare).toLong)
-    val entries = (second + maxBytes - 1) / maxBytes
-    if (entries > limits.recordsPerSecond * WindowShare) maxBytes
-    else (second / entries).toInt
-  }
 }

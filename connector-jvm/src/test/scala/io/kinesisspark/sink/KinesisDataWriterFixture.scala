@@ -17,7 +17,7 @@ object KinesisDataWriterFixture {
       () => fake.clock(), fake.sleep)
     val oneShard = ShardMap(Seq(ShardInfo("shardId-000000000000", Nil, closed = false,
       Some(HashKeyRange(0, io.kinesisspark.kpl.UserRecord.HashKeySpace - 1)))))
-    val aggregator = if (aggregation) Some(new KplAggregator(_ => oneShard, 51200, sender.add)) else None
+    val aggregator = if (aggregation) Some(new KplAggregator(_ => oneShard, AggregateFill.fixed(51200), sender.add)) else None
     val converter = new RowConverter(SinkColumns.resolve(schema, options), options, 0)
     (new KinesisDataWriter(converter, sender, aggregator, shardMap = None, metrics), metrics)
   }

@@ -21,7 +21,7 @@ class KinesisSinkOptionsSuite extends AnyFunSuite {
   }
 
   test("aggregates are filled to tile a shard's second when paced, to aggregationMaxBytes otherwise") {
-    def fill(options: (String, String)*) = KinesisSinkOptions.parse(base ++ options).aggregateFillBytes
+    def fill(options: (String, String)*) = KinesisSinkOptions.parse(base ++ options).aggregateFill().bytes
     assert(fill() == 49432)
     assert(fill("pacing" -> "false") == 51200)
     assert(fill("preserveKeyOrder" -> "true") == 51200)

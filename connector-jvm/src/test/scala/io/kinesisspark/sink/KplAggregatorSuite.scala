@@ -18,7 +18,7 @@ class KplAggregatorSuite extends AnyFunSuite {
 
   private def aggregator(maxBytes: Int = 51200): (KplAggregator, mutable.ArrayBuffer[SinkEntry]) = {
     val out = mutable.ArrayBuffer.empty[SinkEntry]
-    (new KplAggregator(_ => map, maxBytes, out += _), out)
+    (new KplAggregator(_ => map, AggregateFill.fixed(maxBytes), out += _), out)
   }
 
   private def userRecords(e: SinkEntry): Seq[UserRecord] = KplAggregate.decode(e.put.data) match {

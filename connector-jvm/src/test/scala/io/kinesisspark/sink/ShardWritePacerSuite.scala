@@ -3,6 +3,7 @@ package io.kinesisspark.sink
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.kinesisspark.SteppedClock
+import io.kinesisspark.sink.AggregateFill.fillingEntryBytes
 
 class ShardWritePacerSuite extends AnyFunSuite {
 
@@ -67,16 +68,9 @@ class ShardWritePacerSuite extends AnyFunSuite {
     }
   }
 
-  test("entries filled to fillingEntryBytes tile a second: more of the byte limit than entries of the largest size") {
+  test("entries of fillingEntryBytes (AggregateFillSuite) tile a second: more of the byte limit than the largest") {
     import ShardWritePacer._
     val limits = ShardWriteLimits()
-    assert(fillingEntryBytes(limits, 51200) == 49432) // 21 of them: 99 % of 1 MiB
-    assert(fillingEntryBytes(ShardWriteLimits(bytesPerSecond = 512 * 1024), 51200) == 47185) // 11
-    assert(fillingEntryBytes(limits, 1024 * 1024) == 1038090) // the whole paced second: a larger one never fits
-    assert(fillingEntryBytes(ShardWriteLimits(bytesPerSecond = 40000), 51200) == 39600)
-    // 1,050 entries of 1,000 bytes would fill the second, but the records limit takes 990: as asked
-    assert(fillingEntryBytes(limits, 1000) == 1000)
-    assert(fillingEntryBytes(ShardWriteLimits(recordsPerSecond = 10), 51200) == 51200)
     def share(bytes: Long): Double = {
       val clock = new SteppedClock
       val times = takenOver(new ShardWritePacer(limits, () => clock.now), clock, seconds = 30, bytes = bytes)
