@@ -21,6 +21,12 @@ object KinesisClients {
       new SdkKinesisApi(control = syncClient(c, controlPlaneRetries),
         data = syncClient(c, AwsRetryStrategy.doNotRetry()), c))
 
+  /**
+   * Makes `api` the one every call for `connection` gets in this JVM (driver and, in local mode, the executors):
+   * benchmarks and tests of the driver at shard counts no emulator holds, against an in-memory Kinesis.
+   */
+  private[kinesisspark] def install(connection: AwsConnection, api: KinesisApi): Unit = apis.put(connection, api)
+
   /** Attempts of a control-plane call: with the SDK's throttling back-off (exponential from 1 s up to 20 s, jittered),
    * about a minute of a quota shared with other applications before the error reaches the caller. */
   val ControlPlaneMaxAttempts = 8

@@ -1,0 +1,103 @@
+package io.kinesisspark.bench
+
+import java.nio.file.Files
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.streaming.{StreamingQueryProgress, Trigger}
+
+import io.kinesisspark.KinesisSourceOptions
+import io.kinesisspark.aws.KinesisClients
+
+/**
+ * The driver's cost per micro-batch at shard counts no emulator holds (issue 17: 10,000 shards), against an
+ * in-memory Kinesis ([[SteadyKinesisApi]]: every shard receives [[RecordsPerSecond]] records a second, for ever),
+ * installed in place of the SDK client for the query's connection: what `latestOffset`, `planInputPartitions` and
+ * `commit` take (the source's `driver*Ms` metrics), the offset's size, and the batches' rows. Kinesis takes no time
+ * here, so what is printed is the connector's and Spark's own cost. Local mode on 2 cores: the prefetch tasks run in
+ * this JVM too, on the same fake, and a batch every [[TriggerMs]] reads what every shard received since the last.
+ *
+ * {{{
+ *   build/sbt "connector/Test/runMain io.kinesisspark.bench.DriverScaleBenchmark 1000 10000"
+ * }}}
+ *
+ * Batches of the first [[WarmUpSeconds]] are left out: the JIT and the first listing and prefetch round.
+ */
+object DriverScaleBenchmark {
+  val RecordsPerSecond = 2.0
+  val RecordBytes = 100
+  val TriggerMs = 1000L
+  val WarmUpSeconds = 20
+  val MeasuredSeconds = 40
+  private val Calls = Seq("driverLatestOffsetMs", "driverPlanInputPartitionsMs", "driverCommitMs")
+
+  final case class BatchCost(id: Long, rows: Long, calls: Seq[Option[Double]], offsetBytes: Option[Long],
+      triggerMs: Long) {
+    def driverMs: Double = calls.flatten.sum
+  }
+
+  def main(args: Array[String]): Unit = {
+    val counts = if (args.isEmpty) Seq(1000, 10000) else args.toSeq.map(_.toInt)
+    val spark = SparkSession.builder().master("local[2]").appName("kinesis-spark driver scale")
+      .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2").getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    try {
+      val results = counts.map(n => n -> run(spark, n))
+      println()
+      println("| shards | batches | rows/s | driver ms/batch median (max) | latestOffset ms median | " +
+        "planInputPartitions ms median | commit ms median | offset bytes per shard | batch ms median |")
+      println("|---|---|---|---|---|---|---|---|---|")
+      results.foreach { case (n, batches) =>
+        val driver = batches.map(_.driverMs)
+        def med(i: Int) = fmt(median(batches.flatMap(_.calls(i))))
+        val perShard = batches.flatMap(_.offsetBytes).lastOption.map(b => f"${b.toDouble / n}%.1f").getOrElse("-")
+        val rowsPerSecond = batches.map(_.rows).sum.toDouble / MeasuredSeconds
+        println(f"| $n%,d | ${batches.size} | $rowsPerSecond%,.0f | ${fmt(median(driver))} " +
+          f"(${fmt(if (driver.isEmpty) None else Some(driver.max))}) | ${med(0)} | ${med(1)} | ${med(2)} | $perShard | " +
+          s"${fmt(median(batches.map(_.triggerMs.toDouble)))} |")
+      }
+    } finally spark.stop()
+  }
+
+  private def run(spark: SparkSession, shards: Int): Seq[BatchCost] = {
+    val stream = s"scale-$shards"
+    val options = Map(
+      "streamName" -> stream, "region" -> "us-east-1", "endpoint" -> "http://127.0.0.1:9",
+      "awsAccessKey" -> "benchmark", "awsSecretKey" -> "benchmark", "initialPosition" -> "trim_horizon",
+      "maxShardsPerDescribe" -> "10000")
+    KinesisClients.install(KinesisSourceOptions.parse(options).connection,
+      new SteadyKinesisApi(stream, shards, RecordsPerSecond, RecordBytes))
+    val checkpoint = Files.createTempDirectory("driver-scale").toString
+    val query = spark.readStream.format("kinesis").options(options).load()
+      .writeStream.format("noop").option("checkpointLocation", checkpoint)
+      .trigger(Trigger.ProcessingTime(TriggerMs)).start()
+    try {
+      Thread.sleep(WarmUpSeconds * 1000L)
+      val firstMeasured = query.lastProgress match {
+        case null => 0L
+        case p    => p.batchId + 1
+      }
+      Thread.sleep(MeasuredSeconds * 1000L)
+      query.exception.foreach(e => throw e)
+      val batches = query.recentProgress.toSeq.filter(p => p.batchId >= firstMeasured && p.numInputRows > 0).map(cost)
+      println(s"$shards shards: ${batches.size} batches measured")
+      batches.foreach(b => println(f"  batch ${b.id}%3d rows ${b.rows}%,9d driver ${b.driverMs}%8.1f ms " +
+        b.calls.map(c => fmt(c)).mkString("(", " / ", ")") + s" offset ${b.offsetBytes.getOrElse("-")} B, " +
+        s"trigger ${b.triggerMs} ms"))
+      batches
+    } finally query.stop()
+  }
+
+  private def cost(p: StreamingQueryProgress): BatchCost = {
+    val metrics = p.sources.head.metrics.asScala
+    def number(name: String) = metrics.get(name).flatMap(v => scala.util.Try(v.toDouble).toOption)
+    BatchCost(p.batchId, p.numInputRows, Calls.map(number), number("offsetBytes").map(_.toLong),
+      Option(p.durationMs.get("triggerExecution")).map(_.longValue).getOrElse(0L))
+  }
+
+  private def median(xs: Seq[Double]): Option[Double] =
+    if (xs.isEmpty) None else Some(xs.sorted.apply(xs.size / 2))
+
+  private def fmt(x: Option[Double]): String = x.fold("-")(v => f"$v%.1f")
+}

@@ -1,0 +1,71 @@
+package io.kinesisspark.bench
+
+import io.kinesisspark.{KinesisErrors, ShardPosition}
+import io.kinesisspark.aws._
+
+/**
+ * An in-memory Kinesis whose every shard receives `recordsPerSecond` records from the moment it is made, for ever:
+ * records are made up when read (their index in the shard is all there is), so any number of shards costs nothing
+ * to hold and any number of threads may read it. Sequence numbers are 56 digits, as Kinesis's are, so offsets are
+ * as large as real ones. Read-only: the consumer and write calls are refused.
+ *
+ * {{{
+ *   val api = new SteadyKinesisApi("s", shards = 10000, recordsPerSecond = 2, recordBytes = 100)
+ *   api.getRecords("s", api.shardIterator("s", "shardId-000000000007", ShardPosition.TrimHorizon), 100)
+ * }}}
+ */
+final class SteadyKinesisApi(stream: String, shards: Int, recordsPerSecond: Double, recordBytes: Int,
+    clock: () => Long = () => System.currentTimeMillis()) extends KinesisApi {
+  private val start = clock()
+  private val data = new Array[Byte](recordBytes)
+  private val ids = (0 until shards).map(i => f"shardId-$i%012d")
+  private val index = ids.zipWithIndex.toMap
+  /** A shard's first sequence number: 56 digits, distinct per shard, as Kinesis's look. */
+  private def base(shard: Int) = BigInt("49650000000000000000000000000000000000000000000000000000") + BigInt(shard) * (BigInt(1) << 64)
+  private def available(now: Long): Long = ((now - start) * recordsPerSecond / 1000).toLong
+  private def arrival(i: Long): Long = start + (i * 1000 / recordsPerSecond).toLong
+
+  private def check(name: String): Unit =
+    if (name != stream) throw KinesisErrors.streamNotFound(name, "us-east-1", "steady")
+
+  override def describeStream(name: String): StreamSummary = {
+    check(name)
+    StreamSummary(stream, s"arn:aws:kinesis:us-east-1:000000000000:stream/$stream", "ACTIVE", shards, start, 24)
+  }
+
+  override def listShards(name: String, pageSize: Int, afterShardId: Option[String]): Seq[ShardInfo] = {
+    check(name)
+    val from = afterShardId.fold(0)(id => index(id) + 1)
+    ids.slice(from, from + pageSize).map(ShardInfo(_, Nil, closed = false))
+  }
+
+  override def shardIterator(name: String, shardId: String, position: ShardPosition): String = {
+    check(name)
+    val shard = index(shardId)
+    val at = position match {
+      case ShardPosition.TrimHorizon => 0L
+      case ShardPosition.AtTimestamp(ms) => math.max(0L, math.ceil((ms - start) * recordsPerSecond / 1000).toLong)
+      case ShardPosition.AfterRecord(seq, _) => (BigInt(seq) - base(shard)).toLong + 1
+      case ShardPosition.Finished => throw new IllegalArgumentException("a finished shard has no iterator")
+    }
+    s"$shard:$at"
+  }
+
+  override def getRecords(name: String, iterator: String, limit: Int): GetRecordsResult = {
+    check(name)
+    val Array(shard, from) = iterator.split(':').map(_.toLong)
+    val now = available(clock())
+    val to = math.min(now, from + limit)
+    val records = (from until to).map(i =>
+      FetchedRecord((base(shard.toInt) + i).toString, s"k${i % 64}", data, arrival(i)))
+    GetRecordsResult(records, Some(s"$shard:${math.max(from, to)}"),
+      math.max(0L, ((now - to) * 1000 / recordsPerSecond).toLong))
+  }
+
+  private def readOnly = throw new UnsupportedOperationException("SteadyKinesisApi is read-only")
+  override def listConsumers(name: String): Seq[StreamConsumer] = readOnly
+  override def describeConsumer(name: String, consumer: String): Option[StreamConsumer] = readOnly
+  override def registerConsumer(name: String, consumer: String): StreamConsumer = readOnly
+  override def deregisterConsumer(name: String, consumer: String): Boolean = readOnly
+  override def putRecords(name: String, entries: IndexedSeq[PutEntry]): IndexedSeq[PutEntryResult] = readOnly
+}
