@@ -59,9 +59,9 @@ final class KinesisMicroBatchStream(
   private val driverDataLossEvents = new java.util.concurrent.atomic.AtomicLong()
   private val recordsRead = new java.util.concurrent.atomic.AtomicLong()
   private val bytesRead = new java.util.concurrent.atomic.AtomicLong()
-  /** The latest batches counted in `recordsRead`, oldest first. */
-  private val countedBatches = java.util.Collections.synchronizedSet(
-    new java.util.LinkedHashSet[(KinesisSourceOffset, KinesisSourceOffset)]())
+  /** The latest batches counted in `recordsRead`, oldest first, by their offsets' JSON (whose hash is kept). */
+  private val countedBatches = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet[(String, String)]())
+  private val recentOffsets = new RecentOffsets()
   private val timings = new DriverTimings()
   /** The size of the JSON of the latest batch end the progress reported (what the offset log writes per batch). */
   @volatile private var offsetBytes = 0L
@@ -76,7 +76,7 @@ final class KinesisMicroBatchStream(
     }
   }
 
-  override def initialOffset(): Offset =
+  override def initialOffset(): Offset = recentOffsets.remember(
     new InitialOffsetStore(checkpointLocation, spark.sparkContext.hadoopConfiguration).getOrCreate {
       val now = clock.millis()
       val initial = options.initialPosition
@@ -101,9 +101,9 @@ final class KinesisMicroBatchStream(
       }
       log.info(s"Initial Kinesis offset (${options.initialPosition}): ${offset.json()}")
       offset
-    }
+    })
 
-  override def deserializeOffset(json: String): Offset = KinesisSourceOffset.fromJson(json)
+  override def deserializeOffset(json: String): Offset = recentOffsets.parse(json)
 
   override def getDefaultReadLimit: ReadLimit = {
     val limits =
@@ -119,9 +119,10 @@ final class KinesisMicroBatchStream(
     throw new UnsupportedOperationException("latestOffset(start, limit) is used by Spark for this source")
 
   override def latestOffset(start: Offset, limit: ReadLimit): Offset =
-    timings.time(DriverTimings.LatestOffset)(latestOffsetOf(start.asInstanceOf[KinesisSourceOffset], limit))
+    timings.time(DriverTimings.LatestOffset)(
+      recentOffsets.remember(latestOffsetOf(start.asInstanceOf[KinesisSourceOffset], limit)))
 
-  private def latestOffsetOf(startOffset: KinesisSourceOffset, limit: ReadLimit): Offset = {
+  private def latestOffsetOf(startOffset: KinesisSourceOffset, limit: ReadLimit): KinesisSourceOffset = {
     registerMetrics()
     prefetcher.start(startOffset)
     val budget = BatchEndPlanner.Budget.of(limit)
@@ -184,20 +185,26 @@ final class KinesisMicroBatchStream(
         case (Some(a), Some(b)) => a == b
         case _                  => true
       }
-    val slices = for {
-      (stream, shards) <- endOffset.streams.toSeq.sortBy(_._1) if sameStream(stream)
-      (shard, to) <- shards.toSeq.sortBy(_._1)
-      from <- startOffset.position(stream, shard)
-      if from != to
-    } yield ShardSlice(stream, shard, from, to, prefetcher.buffer.covering(stream, shard, from, to).getOrElse(Nil))
+    // Loops rather than a for over sorted pairs: at 10,000 shards the intermediate collections showed.
+    val slices = Vector.newBuilder[ShardSlice]
+    endOffset.streams.keys.toArray.sorted.filter(sameStream).foreach { stream =>
+      val shards = endOffset.streams(stream)
+      shards.keys.toArray.sorted.foreach { shard =>
+        val to = shards(shard)
+        startOffset.position(stream, shard).filter(_ != to).foreach { from =>
+          slices += ShardSlice(stream, shard, from, to, prefetcher.buffer.covering(stream, shard, from, to).getOrElse(Nil))
+        }
+      }
+    }
+    val batchSlices = slices.result()
     // Spark may plan a batch more than once: its records count once.
-    if (countedBatches.add((startOffset, endOffset))) {
-      recordsRead.addAndGet(slices.iterator.flatMap(_.ranges).map(_.records.toLong).sum)
-      bytesRead.addAndGet(slices.iterator.map(_.bytes).sum)
+    if (countedBatches.add((startOffset.json(), endOffset.json()))) {
+      recordsRead.addAndGet(batchSlices.iterator.flatMap(_.ranges).map(_.records.toLong).sum)
+      bytesRead.addAndGet(batchSlices.iterator.map(_.bytes).sum)
       if (countedBatches.size > CountedBatchesKept) countedBatches.remove(countedBatches.iterator.next())
     }
     val limits = options.fetchLimits
-    PartitionCoalescer.coalesce(slices, options.coalesceThresholdBlockSize, options.coalesceBinSize)
+    PartitionCoalescer.coalesce(batchSlices, options.coalesceThresholdBlockSize, options.coalesceBinSize)
       .map(group => KinesisInputPartition(options.connection, group, limits, options.failOnDataLoss, options.recordSchema): InputPartition)
       .toArray
   }
@@ -215,7 +222,7 @@ final class KinesisMicroBatchStream(
   override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] = {
     val consumed: Option[KinesisSourceOffset] = Option(latestConsumedOffset.orElse(null)).map {
       case o: KinesisSourceOffset => o
-      case other                  => KinesisSourceOffset.fromJson(other.json())
+      case other                  => recentOffsets.parse(other.json())
     }
     val stats = prefetcher.shardStats
     val active = prefetcher.positions.filter { case ((stream, shard), _) =>

@@ -4,7 +4,7 @@ import io.kinesisspark.fetch.FetchedRange
 
 /** One shard's part of a batch: records in (`from`, `to`], with the buffered ranges that hold them, if any. */
 final case class ShardSlice(stream: String, shardId: String, from: ShardPosition, to: ShardPosition, ranges: Seq[FetchedRange]) {
-  def bytes: Long = ranges.iterator.map(_.bytes).sum
+  lazy val bytes: Long = ranges.iterator.map(_.bytes).sum
 }
 
 /**

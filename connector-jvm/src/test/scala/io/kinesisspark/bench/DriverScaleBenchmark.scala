@@ -46,21 +46,22 @@ object DriverScaleBenchmark {
       val results = counts.map(n => n -> run(spark, n))
       println()
       println("| shards | batches | rows/s | driver ms/batch median (max) | latestOffset ms median | " +
-        "planInputPartitions ms median | commit ms median | offset bytes per shard | batch ms median |")
-      println("|---|---|---|---|---|---|---|---|---|")
-      results.foreach { case (n, batches) =>
+        "planInputPartitions ms median | commit ms median | query thread CPU ms/batch | offset bytes per shard | " +
+        "batch ms median |")
+      println("|---|---|---|---|---|---|---|---|---|---|")
+      results.foreach { case (n, (batches, cpuPerBatch)) =>
         val driver = batches.map(_.driverMs)
         def med(i: Int) = fmt(median(batches.flatMap(_.calls(i))))
         val perShard = batches.flatMap(_.offsetBytes).lastOption.map(b => f"${b.toDouble / n}%.1f").getOrElse("-")
         val rowsPerSecond = batches.map(_.rows).sum.toDouble / MeasuredSeconds
         println(f"| $n%,d | ${batches.size} | $rowsPerSecond%,.0f | ${fmt(median(driver))} " +
-          f"(${fmt(if (driver.isEmpty) None else Some(driver.max))}) | ${med(0)} | ${med(1)} | ${med(2)} | $perShard | " +
+          f"(${fmt(if (driver.isEmpty) None else Some(driver.max))}) | ${med(0)} | ${med(1)} | ${med(2)} | $cpuPerBatch%.1f | $perShard | " +
           s"${fmt(median(batches.map(_.triggerMs.toDouble)))} |")
       }
     } finally spark.stop()
   }
 
-  private def run(spark: SparkSession, shards: Int): Seq[BatchCost] = {
+  private def run(spark: SparkSession, shards: Int): (Seq[BatchCost], Double) = {
     val stream = s"scale-$shards"
     val options = Map(
       "streamName" -> stream, "region" -> "us-east-1", "endpoint" -> "http://127.0.0.1:9",
@@ -78,15 +79,28 @@ object DriverScaleBenchmark {
         case null => 0L
         case p    => p.batchId + 1
       }
+      val cpuBefore = streamThreadCpuNanos()
       Thread.sleep(MeasuredSeconds * 1000L)
+      val cpu = streamThreadCpuNanos() - cpuBefore
       query.exception.foreach(e => throw e)
-      val batches = query.recentProgress.toSeq.filter(p => p.batchId >= firstMeasured && p.numInputRows > 0).map(cost)
-      println(s"$shards shards: ${batches.size} batches measured")
+      val progress = query.recentProgress.toSeq.filter(_.batchId >= firstMeasured)
+      val batches = progress.filter(_.numInputRows > 0).map(cost)
+      // The query thread's own CPU: on this 2-core machine the executors' tasks share the cores, so the calls' wall
+      // time is the CPU they need plus the time they waited for a core.
+      val cpuPerBatch = cpu / 1e6 / math.max(1, progress.size)
+      println(f"$shards shards: ${batches.size} batches measured; the query thread used $cpuPerBatch%.1f ms of CPU per batch")
       batches.foreach(b => println(f"  batch ${b.id}%3d rows ${b.rows}%,9d driver ${b.driverMs}%8.1f ms " +
         b.calls.map(c => fmt(c)).mkString("(", " / ", ")") + s" offset ${b.offsetBytes.getOrElse("-")} B, " +
         s"trigger ${b.triggerMs} ms"))
-      batches
+      (batches, cpuPerBatch)
     } finally query.stop()
+  }
+
+  /** CPU time of the streaming query's thread (Spark names it "stream execution thread for ..."). */
+  private def streamThreadCpuNanos(): Long = {
+    val bean = java.lang.management.ManagementFactory.getThreadMXBean
+    Thread.getAllStackTraces.keySet.asScala.filter(_.getName.startsWith("stream execution thread"))
+      .map(t => bean.getThreadCpuTime(t.getId)).filter(_ >= 0).sum
   }
 
   private def cost(p: StreamingQueryProgress): BatchCost = {
