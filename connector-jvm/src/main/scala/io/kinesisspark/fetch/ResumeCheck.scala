@@ -87,7 +87,7 @@ final class ResumeCheck(stream: String, shardId: String, dataLoss: DataLossPolic
       records.headOption match {
         case Some(first) =>
           expected = None
-          if (BigInt(first.sequenceNumber) <= p.sequence) Outcome.Present
+          if (ShardPosition.compareSequenceNumbers(first.sequenceNumber, p.sequenceNumber) <= 0) Outcome.Present
           else Outcome.Gone(first.sequenceNumber)
         case None if atTip =>
           expected = None

@@ -18,10 +18,15 @@ final class SteadyKinesisApi(stream: String, shards: Int, recordsPerSecond: Doub
     clock: () => Long = () => System.currentTimeMillis()) extends KinesisApi {
   private val start = clock()
   private val data = new Array[Byte](recordBytes)
+  private val keys = (0 until 64).map(k => s"k$k")
   private val ids = (0 until shards).map(i => f"shardId-$i%012d")
   private val index = ids.zipWithIndex.toMap
-  /** A shard's first sequence number: 56 digits, distinct per shard, as Kinesis's look. */
-  private def base(shard: Int) = BigInt("49650000000000000000000000000000000000000000000000000000") + BigInt(shard) * (BigInt(1) << 64)
+  /** Sequence numbers of 56 digits, as Kinesis's look: 44 naming the shard, then the record's index in 12. */
+  private val prefixes = (0 until shards).map(i => f"4965$i%08d" + "0" * 32)
+  private def sequence(shard: Int, i: Long): String = {
+    val index = i.toString
+    prefixes(shard) + "0" * (12 - index.length) + index
+  }
   private def available(now: Long): Long = ((now - start) * recordsPerSecond / 1000).toLong
   private def arrival(i: Long): Long = start + (i * 1000 / recordsPerSecond).toLong
 
@@ -45,7 +50,7 @@ final class SteadyKinesisApi(stream: String, shards: Int, recordsPerSecond: Doub
     val at = position match {
       case ShardPosition.TrimHorizon => 0L
       case ShardPosition.AtTimestamp(ms) => math.max(0L, math.ceil((ms - start) * recordsPerSecond / 1000).toLong)
-      case ShardPosition.AfterRecord(seq, _) => (BigInt(seq) - base(shard)).toLong + 1
+      case ShardPosition.AfterRecord(seq, _) => seq.takeRight(12).toLong + 1
       case ShardPosition.Finished => throw new IllegalArgumentException("a finished shard has no iterator")
     }
     s"$shard:$at"
@@ -57,7 +62,7 @@ final class SteadyKinesisApi(stream: String, shards: Int, recordsPerSecond: Doub
     val now = available(clock())
     val to = math.min(now, from + limit)
     val records = (from until to).map(i =>
-      FetchedRecord((base(shard.toInt) + i).toString, s"k${i % 64}", data, arrival(i)))
+      FetchedRecord(sequence(shard.toInt, i), keys((i % 64).toInt), data, arrival(i)))
     GetRecordsResult(records, Some(s"$shard:${math.max(from, to)}"),
       math.max(0L, ((now - to) * 1000 / recordsPerSecond).toLong))
   }

@@ -1,0 +1,103 @@
+package io.kinesisspark.bench
+
+import java.nio.file.Files
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.streaming.Trigger
+
+import io.kinesisspark.KinesisSourceOptions
+import io.kinesisspark.aws.KinesisClients
+
+/**
+ * The connector's own cost per record (issue 17), with Kinesis out of the way: an in-memory Kinesis
+ * ([[SteadyKinesisApi]]) of [[Shards]] shards, each receiving more than the 2 MB/s a shard serves, so the query
+ * reads as fast as the machine lets it; against Spark's `rate-micro-batch` source, in the same run, writing the same rows
+ * (100 bytes of data, a partition key, a timestamp) to the same `noop` sink. Each reads for [[WarmUpSeconds]], then
+ * [[MeasuredSeconds]] are measured: rows/s over that wall time, and the JVM's CPU-seconds per million rows (driver
+ * and executors: local mode on this machine's cores). The Kinesis side includes making up the records (the fake's part of the cost).
+ *
+ * {{{
+ *   build/sbt "connector/Test/runMain io.kinesisspark.bench.ReadPathBenchmark"
+ * }}}
+ */
+object ReadPathBenchmark {
+  val Shards = 64
+  /** Above what a shard serves at `maxFetchRate` 2.0 (about 20,000 records of this size a second). */
+  val RecordsPerSecondPerShard = 30000.0
+  val RecordBytes = 100
+  val WarmUpSeconds = 20
+  val MeasuredSeconds = 30
+
+  final case class Result(source: String, rows: Long, seconds: Double, cpuSeconds: Double) {
+    def rowsPerSecond: Double = rows / seconds
+    def cpuPerMillion: Double = cpuSeconds / (rows / 1e6)
+  }
+
+  def main(args: Array[String]): Unit = {
+    val spark = SparkSession.builder().master("local[2]").appName("kinesis-spark read path")
+      .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+      .config("spark.sql.streaming.numRecentProgressUpdates", "1000").getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    val cores = spark.sparkContext.defaultParallelism
+    try {
+      // rate-micro-batch: a fixed number of rows a batch, however long the last one took (the time-based `rate`
+      // source's batches grow without bound once it outruns the machine).
+      val rate = measure(spark, "rate", spark.readStream.format("rate-micro-batch")
+        .option("rowsPerBatch", "1000000").option("numPartitions", cores.toString).load()
+        .selectExpr(s"cast(repeat('x', $RecordBytes) as binary) as data", "cast(value % 64 as string) as partitionKey",
+          "timestamp"))
+      val stream = "read-path"
+      val options = Map(
+        "streamName" -> stream, "region" -> "us-east-1", "endpoint" -> "http://127.0.0.1:9",
+        "awsAccessKey" -> "benchmark", "awsSecretKey" -> "benchmark", "initialPosition" -> "trim_horizon",
+        "maxFetchRate" -> "2.0", "minFetchPeriod" -> "200ms",
+        // Fetching outruns the machine: the buffer stays small rather than growing towards its 20 GB default.
+        "fetchBufferSize" -> "256mb",
+        // A round of one task per core, 1 s long: with the defaults (5 shards a task, rounds of up to 10 s) every
+        // task of a round reads for its full 10 s when Kinesis keeps up, 13 of them on 2 cores, and the first batch
+        // waits for the whole round.
+        "shardsPerTask" -> (Shards / cores).toString, "maxFetchDuration" -> "1s")
+      KinesisClients.install(KinesisSourceOptions.parse(options).connection,
+        new SteadyKinesisApi(stream, Shards, RecordsPerSecondPerShard, RecordBytes))
+      val kinesis = measure(spark, "kinesis", spark.readStream.format("kinesis").options(options).load()
+        .selectExpr("data", "partitionKey", "approximateArrivalTimestamp as timestamp"))
+      println()
+      println("| source | rows | seconds | rows/s | rows/s per core | CPU s per million rows |")
+      println("|---|---|---|---|---|---|")
+      Seq(rate, kinesis).foreach { r =>
+        println(f"| ${r.source} | ${r.rows}%,d | ${r.seconds}%.1f | ${r.rowsPerSecond}%,.0f | " +
+          f"${r.rowsPerSecond / cores}%,.0f | ${r.cpuPerMillion}%.2f |")
+      }
+      println(f"kinesis / rate, rows/s: ${kinesis.rowsPerSecond / rate.rowsPerSecond}%.2f; " +
+        f"CPU per row: ${kinesis.cpuPerMillion / rate.cpuPerMillion}%.2f ($cores cores)")
+    } finally spark.stop()
+  }
+
+  /** Rows the query wrote over the measured seconds, by its progress reports, and the JVM's CPU meanwhile. */
+  private def measure(spark: SparkSession, name: String, rows: DataFrame): Result = {
+    val checkpoint = Files.createTempDirectory(s"read-path-$name").toString
+    val query = rows.writeStream.format("noop").option("checkpointLocation", checkpoint)
+      .trigger(Trigger.ProcessingTime(0)).start()
+    try {
+      Thread.sleep(WarmUpSeconds * 1000L)
+      val first = Option(query.lastProgress).map(_.batchId).getOrElse(-1L)
+      val (cpu0, t0) = (processCpuNanos(), System.nanoTime())
+      Thread.sleep(MeasuredSeconds * 1000L)
+      val last = Option(query.lastProgress).map(_.batchId).getOrElse(-1L)
+      val (cpu1, t1) = (processCpuNanos(), System.nanoTime())
+      query.exception.foreach(e => throw e)
+      // The batches that ended in the window, over the window's wall time (a source that leaves the query waiting
+      // between batches is charged for it) and the CPU the JVM used in it.
+      val batches = query.recentProgress.toSeq.filter(p => p.batchId > first && p.batchId <= last)
+      val result = Result(name, batches.map(_.numInputRows).sum, (t1 - t0) / 1e9, (cpu1 - cpu0) / 1e9)
+      println(f"$name: ${batches.size} batches, ${result.rows}%,d rows in ${result.seconds}%.1f s")
+      result
+    } finally query.stop()
+  }
+
+  private def processCpuNanos(): Long =
+    java.lang.management.ManagementFactory.getOperatingSystemMXBean match {
+      case os: com.sun.management.OperatingSystemMXBean => os.getProcessCpuTime
+      case _ => 0L
+    }
+}
