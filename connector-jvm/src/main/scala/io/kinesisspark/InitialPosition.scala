@@ -186,7 +186,9 @@ object InitialPosition {
     if (seq.isEmpty || seq.length > 128 || !seq.forall(c => c >= '0' && c <= '9')) {
       throw KinesisErrors.invalidOption(OptionKey, json, s"$what to hold a sequence number of 1 to 128 digits, not '$seq'")
     }
-    seq
+    // Without leading zeros, as Kinesis writes them and as its StartingSequenceNumber pattern takes them.
+    val canonical = seq.dropWhile(_ == '0')
+    if (canonical.isEmpty) "0" else canonical
   }
 
   private def sequenceOf(position: InitialPosition): Option[String] = position match {

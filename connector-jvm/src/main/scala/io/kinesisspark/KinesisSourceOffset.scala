@@ -132,7 +132,7 @@ object KinesisSourceOffset {
 
   private def fromCompact(position: String): ShardPosition = {
     def sequence(base36: String): String = {
-      if (base36.isEmpty || !base36.forall(c => c.isDigit || (c >= 'a' && c <= 'z'))) {
+      if (base36.isEmpty || !base36.forall(c => (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z'))) {
         throw new IllegalArgumentException(s"sequence number '$base36' is not base 36")
       }
       new java.math.BigInteger(base36, 36).toString
@@ -165,7 +165,11 @@ object KinesisSourceOffset {
   }
 
   private def checkSequence(seq: String): String = {
-    if (seq.isEmpty || !seq.forall(_.isDigit)) throw new IllegalArgumentException(s"sequence number '$seq' is not numeric")
+    // ASCII digits only: positions are compared as decimal strings (ShardPosition.compareSequenceNumbers), and
+    // Char.isDigit takes other scripts' digits too.
+    if (seq.isEmpty || !seq.forall(c => c >= '0' && c <= '9')) {
+      throw new IllegalArgumentException(s"sequence number '$seq' is not numeric")
+    }
     seq
   }
 }

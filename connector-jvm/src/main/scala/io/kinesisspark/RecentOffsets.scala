@@ -4,7 +4,7 @@ package io.kinesisspark
  * The latest offsets of one stream by their JSON, so each is parsed once. Spark hands a batch's offsets back as JSON
  * several times a batch (Spark 4 deserializes the start and the end in constructing the batch, in running it and in
  * committing it), and parsing the positions of 10,000 shards takes tens of milliseconds each time. An offset found
- * here is also the one whose sequence numbers were already parsed for comparison, and whose JSON is rendered.
+ * here also has its JSON rendered already. Offsets are immutable, so handing the same one back is safe.
  *
  * {{{
  *   val recent = new RecentOffsets()

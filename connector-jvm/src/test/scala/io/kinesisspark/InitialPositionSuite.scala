@@ -64,6 +64,10 @@ class InitialPositionPerShardSuite extends AnyFunSuite {
     assert(ShardPosition.isAfter(ShardPosition.AfterRecord("205", Some(0L)), at))
     assert(!ShardPosition.isAfter(ShardPosition.AfterRecord("204"), at))
     assert(p.shardPosition("orders", "shardId-000000000002", 5L) == ShardPosition.TrimHorizon)
+    // Leading zeros go: Kinesis's StartingSequenceNumber pattern refuses them.
+    assert(parse(s"""{"shards": {"$Shard0": {"after_sequence_number": "00100"}, "$Shard1": {"at_sequence_number": "000"}}}""",
+      Seq("orders")) == PerShard(Latest, Map(("orders", Shard0) -> AfterSequenceNumber("100"),
+      ("orders", Shard1) -> AtSequenceNumber("0"))))
   }
 
   test("the default defaults to latest, and may be a timestamp; shards may start at a name or a timestamp") {

@@ -68,7 +68,9 @@ class KinesisSourceOffsetSuite extends AnyFunSuite {
       """{"v":2,"streams":{"s":{"0":"x"}}}""", """{"v":2,"streams":{"s":{"0":{"after":"1"}}}}""",
       """{"v":2,"streams":{"s":{"0":"a1.2.3"}}}""", """{"v":2,"streams":{"s":{"1234567890123":"t"}}}""",
       """{"v":2,"streams":{"s":{"0":"a"}}}""", """{"v":2,"streams":{"s":{"0":"tt"}}}""",
-      """{"v":2,"streams":{"s":{"0":"a1."}}}""").foreach { bad =>
+      """{"v":2,"streams":{"s":{"0":"a1."}}}""",
+      // Digits of another script: positions compare as ASCII decimal strings
+      "{\"v\":1,\"streams\":{\"s\":{\"shard\":{\"after\":\"\uff11\uff12\"}}}}").foreach { bad =>
       val e = intercept[KinesisSparkException](KinesisSourceOffset.fromJson(bad))
       assert(e.getMessage.contains("Cannot read Kinesis offset"), bad)
     }

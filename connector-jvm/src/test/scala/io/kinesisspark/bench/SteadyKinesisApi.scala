@@ -50,6 +50,7 @@ final class SteadyKinesisApi(stream: String, shards: Int, recordsPerSecond: Doub
     val at = position match {
       case ShardPosition.TrimHorizon => 0L
       case ShardPosition.AtTimestamp(ms) => math.max(0L, math.ceil((ms - start) * recordsPerSecond / 1000).toLong)
+      case ShardPosition.AfterRecord(seq, Some(-1L)) => seq.takeRight(12).toLong // at the record (atRecord)
       case ShardPosition.AfterRecord(seq, _) => seq.takeRight(12).toLong + 1
       case ShardPosition.Finished => throw new IllegalArgumentException("a finished shard has no iterator")
     }
