@@ -44,7 +44,7 @@ object ShardPosition {
   }
 
   /**
-   * Two sequence numbers (decimal integers, up to 128 bits) in numeric order, without parsing them: leading zeros
+   * Two sequence numbers (decimal integers of up to 128 digits) in numeric order, without parsing them: leading zeros
    * aside, the one with more digits is larger, and numbers of as many digits compare digit by digit. Every record
    * read is compared with positions this way; parsing each number into a BigInt took over a third of the read
    * path's CPU (`ReadPathBenchmark`).

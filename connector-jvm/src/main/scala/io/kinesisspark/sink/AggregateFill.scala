@@ -28,7 +28,7 @@ package io.kinesisspark.sink
 final class AggregateFill private (maxBytes: Int, limits: Option[ShardWriteLimits]) {
   import AggregateFill._
 
-  private val secondBytes = limits.map(l => math.max(1L, (l.bytesPerSecond * ShardWritePacer.WindowShare).toLong))
+  private val secondBytes = limits.map(pacedBytes)
   private val secondRecords = limits.map(l => math.max(1L, (l.recordsPerSecond * ShardWritePacer.WindowShare).toLong))
 
   private var current = limits.fold(maxBytes)(fillingEntryBytes(_, maxBytes))
@@ -102,6 +102,10 @@ object AggregateFill {
   /** Aggregates sized to carry the most rows through a shard paced to `limits`. */
   def paced(limits: ShardWriteLimits, maxBytes: Int): AggregateFill = new AggregateFill(maxBytes, Some(limits))
 
+  /** The bytes the pacer lets through a shard's second at most ([[ShardWritePacer.WindowShare]] of the limit). */
+  private def pacedBytes(limits: ShardWriteLimits): Long =
+    math.max(1L, (limits.bytesPerSecond * ShardWritePacer.WindowShare).toLong)
+
   /**
    * The largest entry size, at most `maxBytes`, of which a whole number fills the most of a second the pacer
    * allows ([[ShardWritePacer.WindowShare]] of the byte limit): the fill before any row is seen. The pacer sends
@@ -115,7 +119,7 @@ object AggregateFill {
    * }}}
    */
   def fillingEntryBytes(limits: ShardWriteLimits, maxBytes: Int): Int = {
-    val second = math.max(1L, (limits.bytesPerSecond * ShardWritePacer.WindowShare).toLong)
+    val second = pacedBytes(limits)
     val entries = (second + maxBytes - 1) / maxBytes
     if (entries > limits.recordsPerSecond * ShardWritePacer.WindowShare) maxBytes
     else (second / entries).toInt

@@ -7,8 +7,6 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.streaming.{StreamingQueryProgress, Trigger}
 
-import io.kinesisspark.KinesisSourceOptions
-import io.kinesisspark.aws.KinesisClients
 
 /**
  * The driver's cost per micro-batch at shard counts no emulator holds (issue 17: 10,000 shards), against an
@@ -63,12 +61,8 @@ object DriverScaleBenchmark {
 
   private def run(spark: SparkSession, shards: Int): (Seq[BatchCost], Double) = {
     val stream = s"scale-$shards"
-    val options = Map(
-      "streamName" -> stream, "region" -> "us-east-1", "endpoint" -> "http://127.0.0.1:9",
-      "awsAccessKey" -> "benchmark", "awsSecretKey" -> "benchmark", "initialPosition" -> "trim_horizon",
-      "maxShardsPerDescribe" -> "10000")
-    KinesisClients.install(KinesisSourceOptions.parse(options).connection,
-      new SteadyKinesisApi(stream, shards, RecordsPerSecond, RecordBytes))
+    val options = SteadyKinesisApi.installed(new SteadyKinesisApi(stream, shards, RecordsPerSecond, RecordBytes),
+      Map("maxShardsPerDescribe" -> "10000"))
     val checkpoint = Files.createTempDirectory("driver-scale").toString
     val query = spark.readStream.format("kinesis").options(options).load()
       .writeStream.format("noop").option("checkpointLocation", checkpoint)

@@ -5,8 +5,6 @@ import java.nio.file.Files
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.streaming.Trigger
 
-import io.kinesisspark.KinesisSourceOptions
-import io.kinesisspark.aws.KinesisClients
 
 /**
  * The connector's own cost per record (issue 17), with Kinesis out of the way: an in-memory Kinesis
@@ -47,18 +45,15 @@ object ReadPathBenchmark {
         .selectExpr(s"cast(repeat('x', $RecordBytes) as binary) as data", "cast(value % 64 as string) as partitionKey",
           "timestamp"))
       val stream = "read-path"
-      val options = Map(
-        "streamName" -> stream, "region" -> "us-east-1", "endpoint" -> "http://127.0.0.1:9",
-        "awsAccessKey" -> "benchmark", "awsSecretKey" -> "benchmark", "initialPosition" -> "trim_horizon",
+      val api = new SteadyKinesisApi(stream, Shards, RecordsPerSecondPerShard, RecordBytes)
+      val options = SteadyKinesisApi.installed(api, Map(
         "maxFetchRate" -> "2.0", "minFetchPeriod" -> "200ms",
         // Fetching outruns the machine: the buffer stays small rather than growing towards its 20 GB default.
         "fetchBufferSize" -> "256mb",
         // A round of one task per core, 1 s long: with the defaults (5 shards a task, rounds of up to 10 s) every
         // task of a round reads for its full 10 s when Kinesis keeps up, 13 of them on 2 cores, and the first batch
         // waits for the whole round.
-        "shardsPerTask" -> (Shards / cores).toString, "maxFetchDuration" -> "1s")
-      KinesisClients.install(KinesisSourceOptions.parse(options).connection,
-        new SteadyKinesisApi(stream, Shards, RecordsPerSecondPerShard, RecordBytes))
+        "shardsPerTask" -> (Shards / cores).toString, "maxFetchDuration" -> "1s"))
       val kinesis = measure(spark, "kinesis", spark.readStream.format("kinesis").options(options).load()
         .selectExpr("data", "partitionKey", "approximateArrivalTimestamp as timestamp"))
       println()

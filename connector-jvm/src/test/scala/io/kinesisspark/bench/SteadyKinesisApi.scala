@@ -1,6 +1,6 @@
 package io.kinesisspark.bench
 
-import io.kinesisspark.{KinesisErrors, ShardPosition}
+import io.kinesisspark.{KinesisErrors, KinesisSourceOptions, ShardPosition}
 import io.kinesisspark.aws._
 
 /**
@@ -14,7 +14,7 @@ import io.kinesisspark.aws._
  *   api.getRecords("s", api.shardIterator("s", "shardId-000000000007", ShardPosition.TrimHorizon), 100)
  * }}}
  */
-final class SteadyKinesisApi(stream: String, shards: Int, recordsPerSecond: Double, recordBytes: Int,
+final class SteadyKinesisApi(val stream: String, shards: Int, recordsPerSecond: Double, recordBytes: Int,
     clock: () => Long = () => System.currentTimeMillis()) extends KinesisApi {
   private val start = clock()
   private val data = new Array[Byte](recordBytes)
@@ -74,4 +74,18 @@ final class SteadyKinesisApi(stream: String, shards: Int, recordsPerSecond: Doub
   override def registerConsumer(name: String, consumer: String): StreamConsumer = readOnly
   override def deregisterConsumer(name: String, consumer: String): Boolean = readOnly
   override def putRecords(name: String, entries: IndexedSeq[PutEntry]): IndexedSeq[PutEntryResult] = readOnly
+}
+
+object SteadyKinesisApi {
+  /**
+   * Installs `api` for a query reading its stream ([[KinesisClients.install]]) and returns that query's options,
+   * with `more`: a loopback endpoint that is never called, placeholder keys, reading from trim_horizon.
+   */
+  def installed(api: SteadyKinesisApi, more: Map[String, String] = Map.empty): Map[String, String] = {
+    val options = Map(
+      "streamName" -> api.stream, "region" -> "us-east-1", "endpoint" -> "http://127.0.0.1:9",
+      "awsAccessKey" -> "benchmark", "awsSecretKey" -> "benchmark", "initialPosition" -> "trim_horizon") ++ more
+    KinesisClients.install(KinesisSourceOptions.parse(options).connection, api)
+    options
+  }
 }
