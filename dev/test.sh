@@ -57,6 +57,10 @@ for i in "${!env_args[@]}"; do
     || { cat "$setup/env-$i.log" >&2; echo "dev/test.sh: dev/python-env.sh ${env_args[$i]} failed" >&2; exit 1; }
   [[ "${env_args[$i]}" == --connect-client ]] || line_venvs+=("$(cat "$setup/env-$i.out")")
 done
+# uv keeps every revision of the pyspark sdists it built (each ~0.7 GB) whenever the index's cache headers make it
+# fetch one again, so a developer's cache grew by about 12 GB per run; pruning keeps only what is current. Here,
+# with no environment being made, nothing in use is pruned.
+"$root/.venv-tools/bin/uv" cache prune --quiet || echo "dev/test.sh: 'uv cache prune' failed (ignored)" >&2
 bash dev/emulator/install.sh
 wait "$ferrokinesis_build" \
   || { cat "$setup/ferrokinesis.log" >&2; echo "dev/test.sh: building ferrokinesis failed; its tests will fail" >&2; }
