@@ -251,6 +251,33 @@ def test_prefetching_pauses_while_fetch_buffer_size_is_buffered(kinesis, stream,
     assert max(buffered) >= buffer_bytes // 2, f"the buffer never filled: bufferedBytes {buffered}"
 
 
+def test_a_batch_that_takes_the_whole_buffer_does_not_stall_the_next(kinesis, stream, read_kinesis, sink):
+    """Spark tells a source a batch is done (commit) only once the batch after it has data. With no read limit, a
+    batch takes everything buffered; when one round had filled the buffer, prefetching waited for room that only
+    that commit would make, and the query stopped reading (seen with 256 shards of a fast Kinesis). What a finished
+    batch read must make room as soon as Spark asks for the next."""
+    name = stream(2)
+    puts = kinesis.put_records(name, numbered(400))
+    query = sink.start(
+        read_kinesis(
+            name,
+            initialPosition="trim_horizon",
+            # Each round fills the buffer: one 20-record response is about 20 KB.
+            fetchBufferSize="1kb",
+            maxRecordsPerFetch="20",
+            minFetchPeriod="200ms",
+            maxFetchDuration="300ms",
+        )
+    )
+    log = ProgressLog(query)
+    records = sink.wait_for_rows(query, len(puts), on_poll=log.poll)
+    log.poll()
+    query.stop()
+    assert_delivered_exactly(records, puts, name)
+    batches = log.source_metrics(with_data=True)
+    assert len(batches) >= 5, f"400 records in 20-record responses came in only {len(batches)} batches"
+
+
 # ---- 4. Trigger.AvailableNow
 
 

@@ -125,6 +125,11 @@ final class KinesisMicroBatchStream(
   private def latestOffsetOf(startOffset: KinesisSourceOffset, limit: ReadLimit): KinesisSourceOffset = {
     registerMetrics()
     prefetcher.start(startOffset)
+    // Spark asks for the next batch's end only once the batch ending at `start` has run, but calls `commit` for that
+    // batch only once the next one has data. Waiting for `commit` to free the buffer deadlocks when a batch took
+    // everything buffered and the buffer was full: no room to fetch the next batch's data, so no commit. What a
+    // finished batch read is released here instead (Spark's `commit` of the same offset then finds nothing to do).
+    prefetcher.committed(startOffset)
     val budget = BatchEndPlanner.Budget.of(limit)
     var end = plan(startOffset, budget)
     availableNow match {

@@ -141,7 +141,8 @@ final class Prefetcher(
   def checkFailure(): Unit = synchronized(failure.foreach(e => throw e))
 
   /**
-   * A batch committed through `end`: fetching continues from there for shards with nothing buffered. A batch of a
+   * A batch through `end` has run (the stream says so when Spark asks for the next batch's end, and Spark's `commit`
+   * says it again later): fetching continues from there for shards with nothing buffered. A batch of a
    * stream since deleted and created again (one replayed from the offset log after a restart, planned before the
    * listing that found the new stream) moves nothing of the new stream: its positions belong to the old one, and
    * would skip the new stream's records or drop them from the buffer. The blocks the batch no longer needs are

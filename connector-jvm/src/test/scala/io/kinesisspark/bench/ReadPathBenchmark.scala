@@ -8,18 +8,19 @@ import org.apache.spark.sql.streaming.Trigger
 
 /**
  * The connector's own cost per record (issue 17), with Kinesis out of the way: an in-memory Kinesis
- * ([[SteadyKinesisApi]]) of [[Shards]] shards, each receiving more than the 2 MB/s a shard serves, so the query
+ * ([[SteadyKinesisApi]]) of [[DefaultShards]] shards (or as many as the first argument says), each receiving more than the 2 MB/s a shard serves, so the query
  * reads as fast as the machine lets it; against Spark's `rate-micro-batch` source, in the same run, writing the same rows
  * (100 bytes of data, a partition key, a timestamp) to the same `noop` sink. Each reads for [[WarmUpSeconds]], then
  * [[MeasuredSeconds]] are measured: rows/s over that wall time, and the JVM's CPU-seconds per million rows (driver
  * and executors: local mode on this machine's cores). The Kinesis side includes making up the records (the fake's part of the cost).
  *
  * {{{
- *   build/sbt "connector/Test/runMain io.kinesisspark.bench.ReadPathBenchmark"
+ *   build/sbt "connector/Test/runMain io.kinesisspark.bench.ReadPathBenchmark [shards]"
  * }}}
  */
 object ReadPathBenchmark {
-  val Shards = 64
+  /** The shard count unless the first argument gives another. */
+  val DefaultShards = 64
   /** Above what a shard serves at `maxFetchRate` 2.0 (about 20,000 records of this size a second). */
   val RecordsPerSecondPerShard = 30000.0
   val RecordBytes = 100
@@ -32,6 +33,7 @@ object ReadPathBenchmark {
   }
 
   def main(args: Array[String]): Unit = {
+    val shards = args.headOption.map(_.toInt).getOrElse(DefaultShards)
     val spark = SparkSession.builder().master("local[2]").appName("kinesis-spark read path")
       .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
       .config("spark.sql.streaming.numRecentProgressUpdates", "1000").getOrCreate()
@@ -45,7 +47,7 @@ object ReadPathBenchmark {
         .selectExpr(s"cast(repeat('x', $RecordBytes) as binary) as data", "cast(value % 64 as string) as partitionKey",
           "timestamp"))
       val stream = "read-path"
-      val api = new SteadyKinesisApi(stream, Shards, RecordsPerSecondPerShard, RecordBytes)
+      val api = new SteadyKinesisApi(stream, shards, RecordsPerSecondPerShard, RecordBytes)
       val options = SteadyKinesisApi.installed(api, Map(
         "maxFetchRate" -> "2.0", "minFetchPeriod" -> "200ms",
         // Fetching outruns the machine: the buffer stays small rather than growing towards its 20 GB default.
@@ -53,7 +55,7 @@ object ReadPathBenchmark {
         // A round of one task per core, 1 s long: with the defaults (5 shards a task, rounds of up to 10 s) every
         // task of a round reads for its full 10 s when Kinesis keeps up, 13 of them on 2 cores, and the first batch
         // waits for the whole round.
-        "shardsPerTask" -> (Shards / cores).toString, "maxFetchDuration" -> "1s"))
+        "shardsPerTask" -> math.max(1, shards / cores).toString, "maxFetchDuration" -> "1s"))
       val kinesis = measure(spark, "kinesis", spark.readStream.format("kinesis").options(options).load()
         .selectExpr("data", "partitionKey", "approximateArrivalTimestamp as timestamp"))
       println()
@@ -86,6 +88,8 @@ object ReadPathBenchmark {
       val batches = query.recentProgress.toSeq.filter(p => p.batchId > first && p.batchId <= last)
       val result = Result(name, batches.map(_.numInputRows).sum, (t1 - t0) / 1e9, (cpu1 - cpu0) / 1e9)
       println(f"$name: ${batches.size} batches, ${result.rows}%,d rows in ${result.seconds}%.1f s")
+      if (batches.isEmpty) println(s"$name: no batch ended in the window; the query's status: ${query.status}; " +
+        s"its last progress: ${query.lastProgress}")
       result
     } finally query.stop()
   }
