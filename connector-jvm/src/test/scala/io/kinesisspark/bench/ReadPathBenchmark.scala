@@ -20,7 +20,7 @@ import org.apache.spark.sql.streaming.Trigger
  */
 object ReadPathBenchmark {
   /** The shard count unless the first argument gives another. */
-  val DefaultShards = 64
+  val DefaultShards = 256
   /** Above what a shard serves at `maxFetchRate` 2.0 (about 20,000 records of this size a second). */
   val RecordsPerSecondPerShard = 30000.0
   val RecordBytes = 100

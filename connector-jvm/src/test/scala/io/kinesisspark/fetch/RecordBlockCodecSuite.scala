@@ -1,5 +1,7 @@
 package io.kinesisspark.fetch
 
+import java.nio.ByteBuffer
+
 import org.scalatest.funsuite.AnyFunSuite
 
 class RecordBlockCodecSuite extends AnyFunSuite {
@@ -16,7 +18,32 @@ class RecordBlockCodecSuite extends AnyFunSuite {
     }
   }
 
+  test("a block is exactly as large as its records, whatever their keys' alphabet") {
+    val ascii = KinesisRecord("key", Array[Byte](1, 2, 3), "49590000000000000000000000000000000000000000000000000001", None, 1L)
+    val wide = ascii.copy(partitionKey = "ключ-✓-\uD83D\uDE00") // 2-, 3- and 4-byte UTF-8
+    for (records <- Seq(Nil, Seq(ascii), Seq(ascii, wide, ascii.copy(subSequenceNumber = Some(7L))))) {
+      val block = RecordBlockCodec.encode(records)
+      val expected = 9 + records.map(r => 4 + r.partitionKey.getBytes("UTF-8").length + 4 + r.data.length + 4 +
+        r.sequenceNumber.length + 1 + r.subSequenceNumber.fold(0)(_ => 8) + 8).sum
+      assert(block.position() == 0 && block.limit() == expected && block.capacity() == expected)
+      assert(RecordBlockCodec.decode(block).map(_.partitionKey).toSeq == records.map(_.partitionKey))
+      assert(block.position() == 0, "decoding leaves the stored buffer as it was")
+    }
+  }
+
+  test("a block read from a slice of a larger buffer") {
+    val records = Seq(KinesisRecord("k", Array[Byte](9), "1", None, 5L))
+    val encoded = RecordBlockCodec.encode(records)
+    val padded = ByteBuffer.allocate(encoded.limit() + 10)
+    padded.position(7)
+    padded.put(encoded.duplicate())
+    padded.position(7)
+    val slice = padded.slice()
+    assert(RecordBlockCodec.decode(slice).map(r => (r.partitionKey, r.data.toSeq)).toSeq == Seq(("k", Seq[Byte](9))))
+  }
+
   test("bytes that are not a block are refused") {
-    intercept[IllegalArgumentException](RecordBlockCodec.decode(Array[Byte](1, 2, 3, 4, 5)).toSeq)
+    intercept[IllegalArgumentException](RecordBlockCodec.decode(ByteBuffer.wrap(Array[Byte](1, 2, 3, 4, 5))).toSeq)
+    intercept[IllegalArgumentException](RecordBlockCodec.decode(ByteBuffer.wrap(Array[Byte](1, 2))).toSeq)
   }
 }

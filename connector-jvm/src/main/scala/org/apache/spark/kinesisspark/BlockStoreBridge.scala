@@ -28,14 +28,17 @@ object BlockStoreBridge {
   }
   private val BytesTag = ClassTag(classOf[Array[Byte]])
 
-  /** Stores `bytes` under (streamId, uniqueId) on this JVM; returns where a task should run to read it locally. */
-  def put(streamId: Int, uniqueId: Long, bytes: Array[Byte]): Option[String] = {
+  /**
+   * Stores `bytes` (position to limit; kept as is, not copied) under (streamId, uniqueId) on this JVM; returns where
+   * a task should run to read it locally.
+   */
+  def put(streamId: Int, uniqueId: Long, bytes: ByteBuffer): Option[String] = {
     val bm = SparkEnv.get.blockManager
     // (blockId, bytes, level, tellMaster, <the line's defaults for any others>, classTag)
     val last = PutBytes.getParameterCount - 1
     val args = Array.tabulate[AnyRef](PutBytes.getParameterCount) {
       case 0 => StreamBlockId(streamId, uniqueId)
-      case 1 => new ChunkedByteBuffer(ByteBuffer.wrap(bytes))
+      case 1 => new ChunkedByteBuffer(bytes)
       case 2 => Level
       case 3 => java.lang.Boolean.TRUE // tellMaster: other executors can read the block, removeBlock reaches it
       case `last` => BytesTag
@@ -51,15 +54,19 @@ object BlockStoreBridge {
     s"executor_${id.host}_${id.executorId}"
   }
 
-  /** The block's bytes, from this executor or a remote one; `None` when the block is gone. */
-  def get(streamId: Int, uniqueId: Long): Option[Array[Byte]] = {
+  /**
+   * The block's bytes, from this executor or a remote one; `None` when the block is gone. A block in this executor's
+   * memory is not copied: the buffer returned shares the stored one (which is on the heap, MEMORY_AND_DISK_SER, and
+   * never written again, so it stays readable even if the block is removed meanwhile). Callers must not write to it.
+   */
+  def get(streamId: Int, uniqueId: Long): Option[ByteBuffer] = {
     val bm = SparkEnv.get.blockManager
     val id = StreamBlockId(streamId, uniqueId)
     bm.getLocalBytes(id) match {
       case Some(data) =>
-        try Some(data.toChunkedByteBuffer(ByteBuffer.allocate).toArray)
+        try Some(data.toByteBuffer())
         finally bm.releaseLockAndDispose(id, data)
-      case None => bm.getRemoteBytes(id).map(_.toArray)
+      case None => bm.getRemoteBytes(id).map(_.toByteBuffer)
     }
   }
 
