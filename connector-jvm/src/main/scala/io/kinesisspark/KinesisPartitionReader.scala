@@ -5,7 +5,7 @@ import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, Par
 import org.apache.spark.unsafe.types.UTF8String
 
 import io.kinesisspark.aws.KinesisClients
-import io.kinesisspark.fetch.ShardRangeIterator
+import io.kinesisspark.fetch.{KinesisRecord, RecordBlockCodec, ShardRangeIterator}
 
 /** Creates a [[KinesisPartitionReader]] per [[KinesisInputPartition]] on executors. */
 object KinesisPartitionReaderFactory extends PartitionReaderFactory {
@@ -19,8 +19,12 @@ final class KinesisPartitionReader(partition: KinesisInputPartition) extends Par
   private val rows: Iterator[InternalRow] = partition.slices.iterator.flatMap { slice =>
     val stream = UTF8String.fromString(slice.stream)
     val shardId = UTF8String.fromString(slice.shardId)
+    val schema = partition.recordSchema
     new ShardRangeIterator(KinesisClients.api(partition.connection), slice.stream, slice.shardId, slice.from, slice.to,
-      slice.ranges, partition.limits, dataLoss).map(partition.recordSchema.toRow(stream, shardId, _))
+      slice.ranges, partition.limits, dataLoss, new ShardRangeIterator.Output[InternalRow] {
+        def fromRecord(record: KinesisRecord): InternalRow = schema.toRow(stream, shardId, record)
+        def fromBlock(block: RecordBlockCodec.Cursor): InternalRow = schema.toRow(stream, shardId, block)
+      })
   }
   private var current: InternalRow = _
 

@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
-import io.kinesisspark.fetch.KinesisRecord
+import io.kinesisspark.fetch.{KinesisRecord, RecordBlockCodec}
 
 /**
  * The columns of the rows the source returns, and how a record becomes one: a [[RecordLayout]] (the columns of the
@@ -31,8 +31,22 @@ final case class KinesisRecordSchema(layout: RecordLayout, subSequenceNumber: Bo
   /** One row; `stream` and `shardId` are passed pre-encoded since they are the same for a whole partition. */
   def toRow(stream: UTF8String, shardId: UTF8String, record: KinesisRecord): InternalRow = {
     val values = new Array[Any](schema.length)
-    layout.fill(values, stream, shardId, record)
+    layout.fill(values, stream, shardId, UTF8String.fromString(record.partitionKey), record.data,
+      UTF8String.fromString(record.sequenceNumber), record.approximateArrivalMillis)
     if (subSequenceNumber) values(values.length - 1) = record.subSequenceNumber.map(Long.box).orNull
+    new GenericInternalRow(values)
+  }
+
+  /**
+   * The row of the record `block` is at: the same row [[toRow]] makes of it, with the partition key and sequence
+   * number left in the block's bytes (the block is never written again) instead of decoded into Strings and encoded
+   * back.
+   */
+  def toRow(stream: UTF8String, shardId: UTF8String, block: RecordBlockCodec.Cursor): InternalRow = {
+    val values = new Array[Any](schema.length)
+    layout.fill(values, stream, shardId, UTF8String.fromBytes(block.bytes, block.keyAt, block.keyLength), block.data,
+      UTF8String.fromBytes(block.bytes, block.sequenceAt, block.sequenceLength), block.arrivalMillis)
+    if (subSequenceNumber && block.hasSubSequenceNumber) values(values.length - 1) = block.subSequenceNumber
     new GenericInternalRow(values)
   }
 }
@@ -52,12 +66,13 @@ object KinesisRecordSchema {
 sealed abstract class RecordLayout extends Serializable {
   def columns: Seq[StructField]
 
-  /** Sets the layout's columns (the first `columns.length` values). */
-  def fill(values: Array[Any], stream: UTF8String, shardId: UTF8String, record: KinesisRecord): Unit
+  /** Sets the layout's columns (the first `columns.length` values) to a record's. */
+  def fill(values: Array[Any], stream: UTF8String, shardId: UTF8String, partitionKey: UTF8String, data: Array[Byte],
+      sequenceNumber: UTF8String, arrivalMillis: Long): Unit
 }
 
 object RecordLayout {
-  private def arrivalMicros(record: KinesisRecord): Long = record.approximateArrivalMillis * 1000L
+  private def arrivalMicros(arrivalMillis: Long): Long = arrivalMillis * 1000L
 
   /** The Databricks connector's six columns, in its order. */
   case object Databricks extends RecordLayout {
@@ -69,13 +84,14 @@ object RecordLayout {
       StructField("sequenceNumber", StringType),
       StructField("approximateArrivalTimestamp", TimestampType))
 
-    def fill(values: Array[Any], stream: UTF8String, shardId: UTF8String, record: KinesisRecord): Unit = {
-      values(0) = UTF8String.fromString(record.partitionKey)
-      values(1) = record.data
+    def fill(values: Array[Any], stream: UTF8String, shardId: UTF8String, partitionKey: UTF8String, data: Array[Byte],
+        sequenceNumber: UTF8String, arrivalMillis: Long): Unit = {
+      values(0) = partitionKey
+      values(1) = data
       values(2) = stream
       values(3) = shardId
-      values(4) = UTF8String.fromString(record.sequenceNumber)
-      values(5) = arrivalMicros(record)
+      values(4) = sequenceNumber
+      values(5) = arrivalMicros(arrivalMillis)
     }
   }
 
@@ -92,12 +108,13 @@ object RecordLayout {
       StructField("approximateArrivalTimestamp", TimestampType),
       StructField("shardId", StringType))
 
-    def fill(values: Array[Any], stream: UTF8String, shardId: UTF8String, record: KinesisRecord): Unit = {
-      values(0) = record.data
+    def fill(values: Array[Any], stream: UTF8String, shardId: UTF8String, partitionKey: UTF8String, data: Array[Byte],
+        sequenceNumber: UTF8String, arrivalMillis: Long): Unit = {
+      values(0) = data
       values(1) = stream
-      values(2) = UTF8String.fromString(record.partitionKey)
-      values(3) = UTF8String.fromString(record.sequenceNumber)
-      values(4) = arrivalMicros(record)
+      values(2) = partitionKey
+      values(3) = sequenceNumber
+      values(4) = arrivalMicros(arrivalMillis)
       values(5) = shardId
     }
   }

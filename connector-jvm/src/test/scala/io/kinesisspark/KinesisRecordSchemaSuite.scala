@@ -3,7 +3,7 @@ package io.kinesisspark
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.kinesisspark.fetch.KinesisRecord
+import io.kinesisspark.fetch.{KinesisRecord, RecordBlockCodec}
 
 class KinesisRecordSchemaSuite extends AnyFunSuite {
   private val base = Map("streamName" -> "clicks", "region" -> "us-east-1")
@@ -41,6 +41,25 @@ class KinesisRecordSchemaSuite extends AnyFunSuite {
     assert(withIndex.schema.fieldNames.toSeq == awslabs :+ "subSequenceNumber")
     val row = withIndex.toRow(stream, shard, userRecord)
     assert(row.getUTF8String(1) == stream && row.getUTF8String(5) == shard && row.getLong(6) == 3L)
+  }
+
+  test("a row made from a record block's bytes equals the row made from the record, in every schema") {
+    val records = Seq(userRecord, plainRecord, KinesisRecord("ключ-✓", Array.emptyByteArray, "4961", Some(0L), 0L))
+    for (schema <- KinesisRecordSchema.All) {
+      val block = RecordBlockCodec.cursor(RecordBlockCodec.encode(records))
+      records.foreach { record =>
+        assert(block.next())
+        val (fromBlock, fromRecord) = (schema.toRow(stream, shard, block), schema.toRow(stream, shard, record))
+        assert(fromBlock.toSeq(schema.schema).map(comparable) == fromRecord.toSeq(schema.schema).map(comparable),
+          s"$schema, $record")
+      }
+      assert(!block.next())
+    }
+  }
+
+  private def comparable(value: Any): Any = value match {
+    case bytes: Array[Byte] => bytes.toSeq
+    case other => other
   }
 
   test("a value other than true or false is refused, naming the option") {

@@ -13,9 +13,12 @@ import io.kinesisspark.aws.KinesisApi
  * batch is fully described by (`from`, `to`], both paths return exactly the same records, so replays and
  * speculative tasks are harmless.
  *
+ * What it returns is `output`'s: the records themselves ([[ShardRangeIterator.Records]]), or rows made straight
+ * from the blocks' bytes (the partition reader's).
+ *
  * @param ranges the buffered ranges covering (`from`, `to`] in order, or empty to read everything from Kinesis
  */
-final class ShardRangeIterator(
+final class ShardRangeIterator[T](
     api: => KinesisApi,
     stream: String,
     shardId: String,
@@ -23,11 +26,12 @@ final class ShardRangeIterator(
     to: ShardPosition,
     ranges: Seq[FetchedRange],
     limits: FetchLimits,
-    dataLoss: DataLossPolicy) extends Iterator[KinesisRecord] {
+    dataLoss: DataLossPolicy,
+    output: ShardRangeIterator.Output[T]) extends Iterator[T] {
 
   require(to != ShardPosition.TrimHorizon && !to.isInstanceOf[ShardPosition.AtTimestamp], s"bad range end $to")
 
-  private var pending: Iterator[KinesisRecord] = Iterator.empty
+  private var pending: Iterator[T] = Iterator.empty
   private var rangesLeft = ranges.toList
   private var blocksUsable = true
   private var covered: ShardPosition = from // everything up to here has been handed to `pending`
@@ -40,7 +44,7 @@ final class ShardRangeIterator(
     pending.hasNext
   }
 
-  override def next(): KinesisRecord = {
+  override def next(): T = {
     if (!hasNext) throw new NoSuchElementException(s"no more records in $shardId up to $to")
     pending.next()
   }
@@ -50,11 +54,14 @@ final class ShardRangeIterator(
       if (range.records == 0) { covered = range.to; rangesLeft = rest }
       else range.block.flatMap(b => BlockStoreBridge.get(b.streamId, b.uniqueId)) match {
         case Some(bytes) =>
-          val records = RecordBlockCodec.decode(bytes)
           // Batches end between ranges, so a range usually lies wholly in (from, to]: its records need no checking
-          // (comparing each record's position was 7 % of the read path's CPU in ReadPathBenchmark).
-          pending = if (reaches(range.from, from) && reaches(to, range.to)) records
-            else records.filter(r => isAfter(r.position, from) && isAtOrBefore(r.position, to))
+          // (comparing each record's position was 7 % of the read path's CPU in ReadPathBenchmark), and are
+          // returned straight from the block.
+          pending = if (reaches(range.from, from) && reaches(to, range.to)) {
+            val block = RecordBlockCodec.cursor(bytes)
+            Iterator.continually(block).takeWhile(_.next()).map(output.fromBlock)
+          } else RecordBlockCodec.decode(bytes).filter(r => isAfter(r.position, from) && isAtOrBefore(r.position, to))
+            .map(output.fromRecord)
           covered = range.to
           rangesLeft = rest
         case None =>
@@ -70,7 +77,7 @@ final class ShardRangeIterator(
     if (reader == null) reader = new ShardReader(api, stream, shardId, covered, limits, dataLoss = dataLoss)
     val batch = reader.next()
     val (inRange, beyond) = batch.records.span(r => isAtOrBefore(r.position, to))
-    pending = inRange.iterator
+    pending = inRange.iterator.map(output.fromRecord)
     inRange.lastOption.foreach(r => covered = r.position)
     val reachedEnd = beyond.nonEmpty || reaches(covered, to) || (batch.ended && to == Finished)
     if (reachedEnd) {
@@ -92,6 +99,18 @@ final class ShardRangeIterator(
 }
 
 object ShardRangeIterator {
-  private val log = LoggerFactory.getLogger(classOf[ShardRangeIterator])
+  /** What a [[ShardRangeIterator]] makes of each record, whether read from Kinesis or from a block. */
+  trait Output[T] {
+    def fromRecord(record: KinesisRecord): T
+    def fromBlock(block: RecordBlockCodec.Cursor): T
+  }
+
+  /** The records themselves. */
+  object Records extends Output[KinesisRecord] {
+    def fromRecord(record: KinesisRecord): KinesisRecord = record
+    def fromBlock(block: RecordBlockCodec.Cursor): KinesisRecord = block.record
+  }
+
+  private val log = LoggerFactory.getLogger(classOf[ShardRangeIterator[_]])
   private val MaxEmptyReadsAtTip = 10
 }

@@ -5,6 +5,7 @@ import org.apache.spark.kinesisspark.BlockStoreBridge
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.kinesisspark.{DataLossPolicy, ShardPosition}
 import io.kinesisspark.ShardPosition.TrimHorizon
 import io.kinesisspark.aws.{AwsConnection, AwsCredentialsConfig, GetRecordsResult}
 
@@ -51,5 +52,40 @@ class ShardFetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(api.getRecordsCalls == 2, "two responses were stored before the failure")
     // Block ids: order id << 24 | attempt << 20 | a counter (ShardFetcher.store).
     assert(Seq(0L, 1L).forall(id => BlockStoreBridge.get(t.streamId, id).isEmpty), "the blocks stored before the failure are gone")
+  }
+
+  test("the fetched blocks read back, whole ranges straight from the block and cut ones record by record, as Kinesis returns them") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 12)
+    val t = task(1)
+    val ranges = ShardFetcher.fetch(t, api, attemptNumber = Some(0)).head.ranges
+    assert(ranges.map(_.records) == Seq(5, 5, 2), "a response of at most 5 records per range")
+    val fromKinesis = new ShardRangeIterator(api, "s", "shard-0", TrimHorizon, ranges.last.to, Nil, t.limits,
+      DataLossPolicy(failOnDataLoss = true), ShardRangeIterator.Records).toSeq
+    assert(fromKinesis.size == 12)
+    def view(r: KinesisRecord) = (r.partitionKey, r.data.toSeq, r.sequenceNumber, r.subSequenceNumber, r.approximateArrivalMillis)
+    // Rows as the partition reader makes them, from the block's bytes or from a record: the same either way.
+    val rows = new ShardRangeIterator.Output[(String, Seq[Byte], String, Long, String)] {
+      def fromRecord(r: KinesisRecord) = (r.partitionKey, r.data.toSeq, r.sequenceNumber, r.approximateArrivalMillis, "record")
+      def fromBlock(b: RecordBlockCodec.Cursor) = {
+        val r = b.record
+        (r.partitionKey, r.data.toSeq, r.sequenceNumber, r.approximateArrivalMillis, "block")
+      }
+    }
+    val positions = TrimHorizon +: fromKinesis.map(_.position)
+    for (from <- Seq(0, 3, 5); to <- Seq(5, 7, 12) if to > from) {
+      val covering = ranges.filterNot(r => ShardPosition.reaches(positions(from), r.to) || ShardPosition.reaches(r.from, positions(to)))
+      val read = new ShardRangeIterator(api, "s", "shard-0", positions(from), positions(to), covering, t.limits,
+        DataLossPolicy(failOnDataLoss = true), ShardRangeIterator.Records).toSeq
+      assert(read.map(view) == fromKinesis.slice(from, to).map(view), s"($from, $to]")
+      val made = new ShardRangeIterator(api, "s", "shard-0", positions(from), positions(to), covering, t.limits,
+        DataLossPolicy(failOnDataLoss = true), rows).toSeq
+      assert(made.map(_.copy(_5 = "")) == fromKinesis.slice(from, to).map(r =>
+        (r.partitionKey, r.data.toSeq, r.sequenceNumber, r.approximateArrivalMillis, "")), s"($from, $to]")
+      // Ranges wholly inside come straight from the block; a range the batch cuts is checked record by record.
+      val whole = from % 5 == 0 && (to % 5 == 0 || to == 12)
+      assert(made.forall(_._5 == "block") == whole, s"($from, $to]: ${made.map(_._5)}")
+    }
+    assert(api.getRecordsCalls == 3 + 3, "blocks served every read but the one from Kinesis")
+    BlockStoreBridge.removeAll(t.streamId)
   }
 }

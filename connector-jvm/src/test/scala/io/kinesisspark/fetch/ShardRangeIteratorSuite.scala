@@ -10,7 +10,7 @@ class ShardRangeIteratorSuite extends AnyFunSuite {
   private val limits = FetchLimits(4, minFetchPeriodMs = 0)
 
   private def read(api: FakeKinesisApi, from: ShardPosition, to: ShardPosition, fail: Boolean = true): Seq[String] =
-    new ShardRangeIterator(api, "s", "shard-0", from, to, Nil, limits, DataLossPolicy(fail)).map(_.sequenceNumber).toSeq
+    new ShardRangeIterator(api, "s", "shard-0", from, to, Nil, limits, DataLossPolicy(fail), ShardRangeIterator.Records).map(_.sequenceNumber).toSeq
 
   private def seqs(range: Range): Seq[String] = range.map(i => (100 + i * 10).toString)
 

@@ -133,7 +133,7 @@ class ShardReaderKplSuite extends AnyFunSuite {
     val all = readAll(new ShardReader(api, "s", "shard-0", TrimHorizon, limits))
     for (from <- Seq(2, 5, 6); to <- Seq(3, 6, 9) if to >= from) {
       val range = new ShardRangeIterator(api, "s", "shard-0", all(from).position, all(to).position, Nil,
-        FetchLimits(2, minFetchPeriodMs = 0), DataLossPolicy(failOnDataLoss = true)).toSeq
+        FetchLimits(2, minFetchPeriodMs = 0), DataLossPolicy(failOnDataLoss = true), ShardRangeIterator.Records).toSeq
       assert(range.map(view) == expected.slice(from + 1, to + 1), s"($from, $to]")
     }
   }
