@@ -262,7 +262,7 @@ def test_a_batch_that_takes_the_whole_buffer_does_not_stall_the_next(kinesis, st
         read_kinesis(
             name,
             initialPosition="trim_horizon",
-            # Each round fills the buffer: one 20-record response is about 20 KB.
+            # Each round fills the buffer: one response of 20 such records is about 2 KB.
             fetchBufferSize="1kb",
             maxRecordsPerFetch="20",
             minFetchPeriod="200ms",

@@ -6,7 +6,7 @@ import io.kinesisspark.ShardPosition.reaches
 import io.kinesisspark.fetch.{BlockRef, FetchedRange}
 
 /**
- * The driver's index of what has been prefetched and not yet committed: per shard, a contiguous chain of
+ * The driver's index of what has been prefetched and not yet wholly read by a batch that has run: per shard, a contiguous chain of
  * [[FetchedRange]]s in order. The records themselves stay in executors' BlockManagers.
  * Driver-only; shared by the prefetch thread (which appends) and the query thread, hence synchronized.
  */

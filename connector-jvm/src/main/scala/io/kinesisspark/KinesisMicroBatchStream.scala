@@ -23,8 +23,8 @@ import io.kinesisspark.fetch.{FetchedRange, TransientBackoff}
  * continues. A background [[Prefetcher]] keeps fetching on the executors (records stay there as blocks);
  * `latestOffset` exposes what is buffered, within the read limit, as the batch end. A batch is therefore fully
  * described by its (start, end] positions, and its records are the same whether they come from the blocks or,
- * when blocks are gone, from Kinesis again. Spark's offset log is the only record of progress. `commit` drops the
- * blocks a batch no longer needs (in the background).
+ * when blocks are gone, from Kinesis again. Spark's offset log is the only record of progress. The blocks a batch
+ * read are dropped (in the background) once it has run, when Spark asks for the next batch's end.
  *
  * Shards: every listed shard is in the offset. Shards present at the first start begin at `initialPosition`
  * (`latest` pinned to the first start time); shards that appear later begin at TRIM_HORIZON; a shard's records

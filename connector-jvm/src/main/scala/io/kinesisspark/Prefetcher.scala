@@ -12,7 +12,7 @@ import org.apache.spark.{FutureAction, SparkContext}
 import org.apache.spark.kinesisspark.BlockStoreBridge
 import org.slf4j.LoggerFactory
 
-import io.kinesisspark.ShardPosition.{Finished, TrimHorizon}
+import io.kinesisspark.ShardPosition.{Finished, TrimHorizon, reaches}
 import io.kinesisspark.aws.{ErrorClassifier, KinesisApi, KinesisClients}
 import io.kinesisspark.efo.ConsumerRegistrar
 import io.kinesisspark.fetch._
@@ -153,7 +153,12 @@ final class Prefetcher(
       val current = end.copy(streams = end.streams.filter { case (stream, _) =>
         end.created.get(stream).forall(c => created.get(stream).forall(_ == c))
       })
-      for ((stream, shards) <- current.streams; (shard, pos) <- shards) base((stream, shard)) = pos
+      // Only forwards: with asynchronous progress tracking Spark commits an older batch after the stream has already
+      // released a later one (see KinesisMicroBatchStream.latestOffsetOf), and moving back would fetch again what
+      // was read, or reopen a finished parent.
+      for ((stream, shards) <- current.streams; (shard, pos) <- shards if base.get((stream, shard)).forall(reaches(pos, _))) {
+        base((stream, shard)) = pos
+      }
       val held = buffer.bufferedBytes
       val dropped = buffer.dropThrough(current)
       (dropped, held - buffer.bufferedBytes)

@@ -100,18 +100,25 @@ object RecordBlockCodec {
     /** Moves to the next record; false when there is none. */
     def next(): Boolean = left > 0 && {
       left -= 1
-      keyLength = in.getInt()
+      keyLength = length()
       keyAt = in.arrayOffset() + in.position()
       in.position(in.position() + keyLength)
-      data = new Array[Byte](in.getInt())
+      data = new Array[Byte](length())
       in.get(data)
-      sequenceLength = in.getInt()
+      sequenceLength = length()
       sequenceAt = in.arrayOffset() + in.position()
       in.position(in.position() + sequenceLength)
       hasSubSequenceNumber = in.get() == 1
       if (hasSubSequenceNumber) subSequenceNumber = in.getLong()
       arrivalMillis = in.getLong()
       true
+    }
+
+    /** A length that the rest of the block holds: a damaged block fails here rather than read out of place. */
+    private def length(): Int = {
+      val n = in.getInt()
+      require(n >= 0 && n <= in.remaining(), s"a damaged kinesis-spark record block: a length of $n with ${in.remaining()} bytes left")
+      n
     }
 
     /** The current record as a [[KinesisRecord]]. */

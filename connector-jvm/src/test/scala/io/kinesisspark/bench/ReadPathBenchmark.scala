@@ -53,7 +53,7 @@ object ReadPathBenchmark {
         // Fetching outruns the machine: the buffer stays small rather than growing towards its 20 GB default.
         "fetchBufferSize" -> "256mb",
         // A round of one task per core, 1 s long: with the defaults (5 shards a task, rounds of up to 10 s) every
-        // task of a round reads for its full 10 s when Kinesis keeps up, 13 of them on 2 cores, and the first batch
+        // task of a round reads for its full 10 s when Kinesis keeps up, a task per 5 shards on 2 cores, and the first batch
         // waits for the whole round.
         "shardsPerTask" -> math.max(1, shards / cores).toString, "maxFetchDuration" -> "1s"))
       val kinesis = measure(spark, "kinesis", spark.readStream.format("kinesis").options(options).load()

@@ -45,5 +45,12 @@ class RecordBlockCodecSuite extends AnyFunSuite {
   test("bytes that are not a block are refused") {
     intercept[IllegalArgumentException](RecordBlockCodec.decode(ByteBuffer.wrap(Array[Byte](1, 2, 3, 4, 5))).toSeq)
     intercept[IllegalArgumentException](RecordBlockCodec.decode(ByteBuffer.wrap(Array[Byte](1, 2))).toSeq)
+    // A block whose first length was damaged: negative, then beyond the block's end.
+    for (damaged <- Seq(-5, 1000)) {
+      val block = RecordBlockCodec.encode(Seq(KinesisRecord("k", Array[Byte](1), "1", None, 0L)))
+      block.putInt(9, damaged)
+      val e = intercept[IllegalArgumentException](RecordBlockCodec.decode(block).toSeq)
+      assert(e.getMessage.contains(s"a length of $damaged"), e.getMessage)
+    }
   }
 }

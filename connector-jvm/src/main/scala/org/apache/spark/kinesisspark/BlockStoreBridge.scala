@@ -6,7 +6,7 @@ import java.nio.ByteBuffer
 import scala.reflect.ClassTag
 
 import org.apache.spark.SparkEnv
-import org.apache.spark.storage.{BlockManager, StorageLevel, StreamBlockId}
+import org.apache.spark.storage.{BlockManager, ByteBufferBlockData, StorageLevel, StreamBlockId}
 import org.apache.spark.util.io.ChunkedByteBuffer
 
 /**
@@ -29,7 +29,7 @@ object BlockStoreBridge {
   private val BytesTag = ClassTag(classOf[Array[Byte]])
 
   /**
-   * Stores `bytes` (position to limit; kept as is, not copied) under (streamId, uniqueId) on this JVM; returns where
+   * Stores `bytes` (positioned at 0, up to its limit; kept as is, not copied) under (streamId, uniqueId) on this JVM; returns where
    * a task should run to read it locally.
    */
   def put(streamId: Int, uniqueId: Long, bytes: ByteBuffer): Option[String] = {
@@ -64,8 +64,11 @@ object BlockStoreBridge {
     val id = StreamBlockId(streamId, uniqueId)
     bm.getLocalBytes(id) match {
       case Some(data) =>
-        try Some(data.toByteBuffer())
-        finally bm.releaseLockAndDispose(id, data)
+        try data match {
+          case inMemory: ByteBufferBlockData => Some(inMemory.toByteBuffer())
+          // Spilled to disk: read onto the heap (toByteBuffer would map a large file until the next GC).
+          case other => Some(other.toChunkedByteBuffer(ByteBuffer.allocate).toByteBuffer)
+        } finally bm.releaseLockAndDispose(id, data)
       case None => bm.getRemoteBytes(id).map(_.toByteBuffer)
     }
   }

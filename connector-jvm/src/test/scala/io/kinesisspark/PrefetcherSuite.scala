@@ -1,0 +1,38 @@
+package io.kinesisspark
+
+import org.apache.spark.{SparkConf, SparkContext}
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.kinesisspark.ShardPosition.{AfterRecord, Finished, TrimHorizon}
+
+/** The prefetcher's bookkeeping on the driver, without starting its threads. */
+class PrefetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
+  private var sc: SparkContext = _
+
+  override def beforeAll(): Unit =
+    sc = new SparkContext(new SparkConf().setMaster("local[1]").setAppName("PrefetcherSuite").set("spark.ui.enabled", "false"))
+
+  override def afterAll(): Unit = if (sc != null) sc.stop()
+
+  private def offset(positions: (String, ShardPosition)*): KinesisSourceOffset =
+    KinesisSourceOffset(Map("s" -> positions.toMap), Map("s" -> 1000L))
+
+  test("a batch released out of order never moves where fetching continues backwards") {
+    // With asynchronous progress tracking, Spark commits an older batch after the stream released a later one.
+    val options = KinesisSourceOptions.parse(Map("streamName" -> "s", "region" -> "us-east-1",
+      "endpoint" -> "http://127.0.0.1:9", "awsAccessKey" -> "test", "awsSecretKey" -> "test"))
+    val prefetcher = new Prefetcher(sc, options, streamId = 77)
+    try {
+      val older = offset("shardId-0" -> AfterRecord("100"), "shardId-1" -> AfterRecord("200"), "shardId-2" -> TrimHorizon)
+      val later = offset("shardId-0" -> AfterRecord("150"), "shardId-1" -> Finished, "shardId-2" -> TrimHorizon)
+      prefetcher.committed(later)
+      prefetcher.committed(older)
+      assert(prefetcher.startingPosition("s", "shardId-0").contains(AfterRecord("150")))
+      assert(prefetcher.startingPosition("s", "shardId-1").contains(Finished), "a finished parent stays finished")
+      prefetcher.committed(offset("shardId-0" -> AfterRecord("1000"), "shardId-2" -> AfterRecord("5")))
+      assert(prefetcher.startingPosition("s", "shardId-0").contains(AfterRecord("1000")), "a later batch moves it on")
+      assert(prefetcher.startingPosition("s", "shardId-2").contains(AfterRecord("5")))
+    } finally prefetcher.stop()
+  }
+}
