@@ -62,6 +62,8 @@ final class KinesisMicroBatchStream(
   /** The latest batches counted in `recordsRead`, oldest first, by their offsets' JSON (whose hash is kept). */
   private val countedBatches = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet[(String, String)]())
   private val recentOffsets = new RecentOffsets()
+  // The latest offset the prefetcher was told a batch ran through (see release).
+  @volatile private var lastReleased: Option[KinesisSourceOffset] = None
   private val timings = new DriverTimings()
   /** The size of the JSON of the latest batch end the progress reported (what the offset log writes per batch). */
   @volatile private var offsetBytes = 0L
@@ -129,7 +131,7 @@ final class KinesisMicroBatchStream(
     // batch only once the next one has data. Waiting for `commit` to free the buffer deadlocks when a batch took
     // everything buffered and the buffer was full: no room to fetch the next batch's data, so no commit. What a
     // finished batch read is released here instead (Spark's `commit` of the same offset then finds nothing to do).
-    prefetcher.committed(startOffset)
+    release(startOffset)
     val budget = BatchEndPlanner.Budget.of(limit)
     var end = plan(startOffset, budget)
     availableNow match {
@@ -216,8 +218,17 @@ final class KinesisMicroBatchStream(
 
   override def createReaderFactory(): PartitionReaderFactory = KinesisPartitionReaderFactory
 
-  override def commit(end: Offset): Unit =
-    timings.time(DriverTimings.Commit)(prefetcher.committed(end.asInstanceOf[KinesisSourceOffset]))
+  override def commit(end: Offset): Unit = timings.time(DriverTimings.Commit)(release(end.asInstanceOf[KinesisSourceOffset]))
+
+  /**
+   * Tells the prefetcher a batch through `end` has run, once per offset: Spark asks for the next end while no data
+   * comes (each time with the same start) and then commits that start, and each release walks every shard.
+   */
+  private def release(end: KinesisSourceOffset): Unit =
+    if (!lastReleased.exists(r => (r eq end) || r.json() == end.json())) {
+      prefetcher.committed(end)
+      lastReleased = Some(end)
+    }
 
   override def stop(): Unit = {
     metricsQueryId.foreach(QueryMetrics.remove("source", _))

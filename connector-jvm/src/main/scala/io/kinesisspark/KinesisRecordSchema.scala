@@ -29,24 +29,27 @@ final case class KinesisRecordSchema(layout: RecordLayout, subSequenceNumber: Bo
     if (subSequenceNumber) layout.columns :+ KinesisRecordSchema.SubSequenceNumber else layout.columns)
 
   /** One row; `stream` and `shardId` are passed pre-encoded since they are the same for a whole partition. */
-  def toRow(stream: UTF8String, shardId: UTF8String, record: KinesisRecord): InternalRow = {
-    val values = new Array[Any](schema.length)
-    layout.fill(values, stream, shardId, UTF8String.fromString(record.partitionKey), record.data,
-      UTF8String.fromString(record.sequenceNumber), record.approximateArrivalMillis)
-    if (subSequenceNumber) values(values.length - 1) = record.subSequenceNumber.map(Long.box).orNull
-    new GenericInternalRow(values)
-  }
+  def toRow(stream: UTF8String, shardId: UTF8String, record: KinesisRecord): InternalRow =
+    row(stream, shardId, UTF8String.fromString(record.partitionKey), record.data,
+      UTF8String.fromString(record.sequenceNumber), record.approximateArrivalMillis,
+      record.subSequenceNumber.map(Long.box).orNull)
 
   /**
    * The row of the record `block` is at: the same row [[toRow]] makes of it, with the partition key and sequence
    * number left in the block's bytes (the block is never written again) instead of decoded into Strings and encoded
    * back.
    */
-  def toRow(stream: UTF8String, shardId: UTF8String, block: RecordBlockCodec.Cursor): InternalRow = {
+  def toRow(stream: UTF8String, shardId: UTF8String, block: RecordBlockCodec.Cursor): InternalRow =
+    row(stream, shardId, UTF8String.fromBytes(block.bytes, block.keyAt, block.keyLength), block.data,
+      UTF8String.fromBytes(block.bytes, block.sequenceAt, block.sequenceLength), block.arrivalMillis,
+      if (block.hasSubSequenceNumber) Long.box(block.subSequenceNumber) else null)
+
+  /** `subSequence` is null for a plain record; it is only used when the rows have the column. */
+  private def row(stream: UTF8String, shardId: UTF8String, partitionKey: UTF8String, data: Array[Byte],
+      sequenceNumber: UTF8String, arrivalMillis: Long, subSequence: java.lang.Long): InternalRow = {
     val values = new Array[Any](schema.length)
-    layout.fill(values, stream, shardId, UTF8String.fromBytes(block.bytes, block.keyAt, block.keyLength), block.data,
-      UTF8String.fromBytes(block.bytes, block.sequenceAt, block.sequenceLength), block.arrivalMillis)
-    if (subSequenceNumber && block.hasSubSequenceNumber) values(values.length - 1) = block.subSequenceNumber
+    layout.fill(values, stream, shardId, partitionKey, data, sequenceNumber, arrivalMillis)
+    if (subSequenceNumber) values(values.length - 1) = subSequence
     new GenericInternalRow(values)
   }
 }

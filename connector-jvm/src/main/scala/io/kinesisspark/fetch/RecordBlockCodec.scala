@@ -63,9 +63,12 @@ object RecordBlockCodec {
   }
 
   /** The records of a block, read lazily from `block` (which is not modified). */
-  def decode(block: ByteBuffer): Iterator[KinesisRecord] = {
+  def decode(block: ByteBuffer): Iterator[KinesisRecord] = read(block)(_.record)
+
+  /** What `make` makes of each record of `block`, read lazily through one [[Cursor]] (`make` must not keep it). */
+  def read[T](block: ByteBuffer)(make: Cursor => T): Iterator[T] = {
     val records = cursor(block)
-    Iterator.continually(records).takeWhile(_.next()).map(_.record)
+    Iterator.continually(records).takeWhile(_.next()).map(make)
   }
 
   /** A [[Cursor]] over the records of `block` (which is not modified). */
