@@ -153,6 +153,11 @@ final class ShardReader(
       case e: ResourceInUseException =>
         // The stream is being created, deleted or resharded: a state that passes.
         transientFailure(e)
+      case e: ExpiredIteratorException =>
+        // The iterator just made expired too (a clock far off, or a proxy that fails calls): make another after a
+        // back-off, a bounded number of times, rather than stop the query on the first.
+        iterator = None
+        transientFailure(e)
       case e: ShardNotFoundException =>
         // Kinesis removed the shard (closed, and past retention) before it was read to its end: what was left of it
         // expired unread. It is done either way, so its children can be read.

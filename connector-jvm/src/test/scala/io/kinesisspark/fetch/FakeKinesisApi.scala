@@ -20,7 +20,8 @@ class FakeKinesisApi(stream: String = "s") extends KinesisApi {
   val closed = mutable.Set.empty[String]
   val trimmedBefore = mutable.Map.empty[String, Int].withDefaultValue(0)
   var refuseTrimmed = false
-  var expireNext = false
+  /** How many of the next GetRecords calls fail with ExpiredIteratorException. */
+  var expireNext = 0
   var throttleNext = 0
   var failNext = 0
   var createdMillis = 1000L
@@ -98,8 +99,8 @@ class FakeKinesisApi(stream: String = "s") extends KinesisApi {
       failNext -= 1
       throw software.amazon.awssdk.core.exception.SdkClientException.create("Connection reset")
     }
-    if (expireNext) {
-      expireNext = false
+    if (expireNext > 0) {
+      expireNext -= 1
       throw software.amazon.awssdk.services.kinesis.model.ExpiredIteratorException.builder().message("expired").build()
     }
     val (shard, start) = iterator.splitAt(iterator.lastIndexOf(':'))

@@ -76,7 +76,7 @@ class ShardReaderKplSuite extends AnyFunSuite {
     val seq2 = api.put("shard-0", "plain", "p".getBytes(UTF_8))
     val reader = new ShardReader(api, "s", "shard-0", TrimHorizon, FetchLimits(1, minFetchPeriodMs = 0))
     val first = reader.next().records
-    api.expireNext = true
+    api.expireNext = 1
     val second = readAll(reader)
     assert((first ++ second).map(r => (r.sequenceNumber, r.subSequenceNumber)) ==
       (0 until 4).map(i => (seq1, Some(i.toLong))) :+ ((seq2, None)))

@@ -52,10 +52,26 @@ class ShardReaderSuite extends AnyFunSuite {
     val api = new FakeKinesisApi(); api.add("shard-0", 6)
     val r = reader(api, TrimHorizon, 3, new SteppedClock)
     val first = r.next().records
-    api.expireNext = true
+    api.expireNext = 1
     val second = r.next().records
     assert((first ++ second).map(_.sequenceNumber) == (0 until 6).map(i => (100 + i * 10).toString))
     assert(api.iteratorCalls == 2)
+  }
+
+  test("an iterator that expires again at once is retried after a back-off, not fatal, and bounded") {
+    // The fault-injecting proxy in the end-to-end tests can expire the fresh iterator too; that once stopped a query.
+    val api = new FakeKinesisApi(); api.add("shard-0", 6)
+    val clock = new SteppedClock
+    val r = reader(api, TrimHorizon, 3, clock)
+    val first = r.next().records
+    api.expireNext = 2
+    val failed = r.next()
+    assert(failed.records.isEmpty && !failed.caughtUp && r.readyAt > clock.millis())
+    val rest = r.next().records ++ r.next().records
+    assert((first ++ rest).map(_.sequenceNumber) == (0 until 6).map(i => (100 + i * 10).toString))
+    api.expireNext = Int.MaxValue // never valid: give up after the transient retries, naming the call
+    val e = intercept[Exception](while (true) r.next())
+    assert(e.getMessage.contains("GetRecords") && e.getMessage.contains("shard-0"), e.getMessage)
   }
 
   test("the byte budget spaces calls by response size / maxFetchRate") {
