@@ -56,11 +56,11 @@ lazy val connector = (project in file("connector-jvm"))
       "software.amazon.awssdk" % "kinesis" % awsSdkVersion,
       "software.amazon.awssdk" % "sts" % awsSdkVersion,
       "software.amazon.awssdk" % "netty-nio-client" % awsSdkVersion,
-      "software.amazon.awssdk" % "url-connection-client" % awsSdkVersion
+      "software.amazon.awssdk" % "apache-client" % awsSdkVersion
     ).map(_.exclude("org.slf4j", "slf4j-api")
-      // Clients are built with explicit HTTP clients (URLConnection for calls, Netty for SubscribeToShard), so
-      // the SDK's default Apache HTTP clients would be dead weight in the jar.
-      .exclude("software.amazon.awssdk", "apache-client")
+      // Clients are built with explicit HTTP clients (Apache's pool for calls, Netty for SubscribeToShard); the
+      // SDK's other defaults would be dead weight in the jar.
+      .exclude("software.amazon.awssdk", "url-connection-client")
       .exclude("software.amazon.awssdk", "apache5-client")),
     // KPL aggregates are protobuf messages: the codec reads and writes them with protobuf-java's coded streams.
     libraryDependencies += "com.google.protobuf" % "protobuf-java" % "4.33.5",

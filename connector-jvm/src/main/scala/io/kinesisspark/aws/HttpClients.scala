@@ -2,25 +2,41 @@ package io.kinesisspark.aws
 
 import java.time.Duration
 
+import software.amazon.awssdk.http.apache.ApacheHttpClient
 import software.amazon.awssdk.http.{Protocol, ProtocolNegotiation, SdkHttpClient, SdkHttpConfigurationOption, TlsTrustManagersProvider}
 import software.amazon.awssdk.http.async.SdkAsyncHttpClient
 import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient
-import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient
 import software.amazon.awssdk.utils.AttributeMap
 
 /**
  * The HTTP clients of every SDK client the connector builds, with the connector's TLS trust: synchronous
- * (URLConnection) for Kinesis and STS calls, and HTTP/2 (Netty) for SubscribeToShard. Explicit rather than found by
- * the SDK's service loader, which a shaded jar must not depend on.
+ * (Apache's connection pool) for Kinesis and STS calls, and HTTP/2 (Netty) for SubscribeToShard. Explicit rather
+ * than found by the SDK's service loader, which a shaded jar must not depend on.
  */
 private[kinesisspark] object HttpClients {
+  /**
+   * One pool per client, and [[KinesisClients]] keeps one client per connection per JVM, so every reader an
+   * executor runs reuses the same connections (and, against AWS, their TLS sessions). URLConnection, used before,
+   * kept 5 idle connections per host for the whole JVM (`http.maxConnections`) and closed the rest after each call,
+   * so an executor reading more shards at once made a new connection for many of its calls.
+   */
   def sync(tls: TlsSettings): SdkHttpClient = {
-    val builder = UrlConnectionHttpClient.builder()
+    val builder = ApacheHttpClient.builder()
+      .maxConnections(Integer.valueOf(MaxConnections))
       .connectionTimeout(Duration.ofSeconds(10))
       .socketTimeout(Duration.ofSeconds(30))
+      .connectionMaxIdleTime(Duration.ofSeconds(60))
+      .tcpKeepAlive(java.lang.Boolean.TRUE)
     tls.trustManagers.foreach(managers => builder.tlsTrustManagersProvider(trusting(managers)))
     builder.buildWithDefaults(defaults(tls))
   }
+
+  /**
+   * Connections one client opens at most: one per call in flight, so as many as the JVM's readers call at once
+   * (a task reads its shards on one thread). The SDK's default of 50 would make the 51st concurrent reader wait
+   * for a connection; connections are only opened when needed and closed after a minute idle.
+   */
+  private val MaxConnections = 1000
 
   /**
    * HTTP/2 for SubscribeToShard, which needs it. Over TLS the protocol is agreed by ALPN; on a plain `http://`
