@@ -53,7 +53,7 @@ class KinesisClientsSuite extends AnyFunSuite {
         pool.submit(new Runnable {
           override def run(): Unit = {
             start.await()
-            try (1 to callsEach).foreach(_ => assert(api.getRecords("s", "it", 100).nextIterator.contains("it")))
+            try { (1 to callsEach).foreach(_ => assert(api.getRecords("s", "it", 100).nextIterator.contains("it"))) }
             catch { case e: Throwable => failures.add(e) }
           }
         })
