@@ -7,6 +7,7 @@ if the source reads a parent to its end before any child, which is what these te
 
 from __future__ import annotations
 
+import json
 import time
 
 from harness.kinesis import Kinesis
@@ -100,6 +101,38 @@ def test_restart_in_the_middle_of_resharding(emulator, kinesis, stream, read_kin
     producer.wait_rounds(10)
     puts = producer.stop()
 
+    records = sink.wait_for_rows(query, len(puts))
+    assert_delivered_exactly(records, puts, name)
+    assert_per_key_order(records, puts)
+
+
+def test_a_finished_parent_leaves_the_offset_once_its_children_read_and_is_never_read_again(
+    emulator, kinesis, stream, read_kinesis, sink
+):
+    """The offset drops a split parent once both children have read a record; a restart does not read it again."""
+    name = stream(1)
+    producer = KeyedProducer(emulator.endpoint, name).start()
+    query = sink.start(read_kinesis(name, **FAST_DISCOVERY))
+    producer.wait_rounds(5)
+    parent = kinesis.open_shards(name)[0]["ShardId"]
+    kinesis.split_shard(name, parent)
+    producer.wait_rounds(10)
+
+    parent_key = str(int(parent.rsplit("-", 1)[1]))  # the offset names shards by their number
+    deadline = time.monotonic() + 120
+    while True:
+        progress = query.lastProgress
+        held = json.loads(progress["sources"][0]["endOffset"])["streams"].get(name, {}) if progress else {}
+        if len(held) == 2 and parent_key not in held:
+            break
+        assert time.monotonic() < deadline, f"the finished parent stayed in the offset: {held}"
+        time.sleep(0.5)
+    query.stop()
+
+    producer.wait_rounds(5)
+    query = sink.start(read_kinesis(name, **FAST_DISCOVERY))
+    producer.wait_rounds(5)
+    puts = producer.stop()
     records = sink.wait_for_rows(query, len(puts))
     assert_delivered_exactly(records, puts, name)
     assert_per_key_order(records, puts)

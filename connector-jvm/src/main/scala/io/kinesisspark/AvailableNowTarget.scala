@@ -19,7 +19,8 @@ final case class AvailableNowTarget(atMillis: Long, shards: Set[(String, String)
   def reachedBy(start: KinesisSourceOffset, prefetcher: Prefetcher): Boolean = {
     val stats = prefetcher.shardStats
     shards.forall { case key @ (stream, shard) =>
-      val position = start.position(stream, shard)
+      // A finished shard whose children moved on is no longer in the offset; the prefetcher knows it finished.
+      val position = start.position(stream, shard).orElse(prefetcher.startingPosition(stream, shard).filter(_ == ShardPosition.Finished))
       position.contains(ShardPosition.Finished) ||
         stats.get(key).flatMap(_.caughtUpAtRoundStart).exists(_ >= atMillis) ||
         position.exists(from => prefetcher.buffer.rangesAfter(stream, shard, from).headOption.exists(isAfter))

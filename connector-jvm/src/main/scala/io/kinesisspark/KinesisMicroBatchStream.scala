@@ -241,8 +241,9 @@ final class KinesisMicroBatchStream(
       case other                  => recentOffsets.parse(other.json())
     }
     val stats = prefetcher.shardStats
+    // Finished shards are not active, whether the offset says so or they left it (their children moved on).
     val active = prefetcher.positions.filter { case ((stream, shard), _) =>
-      !consumed.flatMap(_.position(stream, shard)).contains(Finished)
+      !consumed.flatMap(_.position(stream, shard)).orElse(prefetcher.startingPosition(stream, shard)).contains(Finished)
     }.keySet
     val now = clock.millis()
     // Per active shard: the buffered ranges the query has not processed yet.

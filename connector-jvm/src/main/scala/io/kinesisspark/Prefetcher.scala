@@ -378,7 +378,8 @@ final class Prefetcher(
         val listedBefore = graphs.contains(stream) || recreated
         lazy val known = positions.collect { case ((s, shard), pos) if s == stream => shard -> pos }
         def newShardStart(shardId: String): ShardPosition =
-          if (listedBefore && !recreated && graph.endedByDescendants(shardId, known)) Finished // listed again
+          // Listed again, or absent from the checkpoint because its children had moved on (StartReconciler).
+          if (!recreated && graph.endedByDescendants(shardId, known)) Finished
           else if (listedBefore) TrimHorizon
           else addedStreamAt.get(stream).fold[ShardPosition](TrimHorizon)(options.initialPosition.shardPosition(stream, shardId, _))
         created(stream) = createdMillis

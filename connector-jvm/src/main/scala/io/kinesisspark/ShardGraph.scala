@@ -28,6 +28,22 @@ final case class ShardGraph(shards: Seq[ShardInfo]) {
         endedByDescendants(child, positions)
     }
 
+  /**
+   * Whether a finished shard's place in the offset can go: it has children, and every one of them has read a
+   * record or finished (or, itself gone from the offset, has descendants that did). From then on nothing needs it:
+   * children are readable once they have read a record, and [[endedByDescendants]] tells the shard ended if it is
+   * listed again after a restart. A child still at its starting position keeps its parent in the offset.
+   */
+  def movedOn(shardId: String, positions: Map[String, ShardPosition]): Boolean = {
+    val kids = children.getOrElse(shardId, Nil)
+    kids.nonEmpty && kids.forall { child =>
+      positions.get(child) match {
+        case Some(p) => p == Finished || p.isInstanceOf[ShardPosition.AfterRecord]
+        case None    => endedByDescendants(child, positions)
+      }
+    }
+  }
+
   /** The listed parents of a shard (parents that aged out of the stream are not listed). */
   def parentsOf(shardId: String): Seq[String] = parents.getOrElse(shardId, Nil).filter(listed)
 

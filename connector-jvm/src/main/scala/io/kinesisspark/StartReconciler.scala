@@ -13,6 +13,9 @@ import io.kinesisspark.ShardPosition.Finished
  *  - shards that appeared (resharding): they enter the offset at their starting position (TRIM_HORIZON);
  *  - finished shards no longer listed (aged out of the stream): they leave the offset; an unfinished one is data
  *    loss (its unread records expired);
+ *  - finished shards whose children have all moved on ([[ShardGraph.movedOn]]): they leave the offset too, which
+ *    would otherwise carry every shard closed by resharding for the stream's whole retention period; listed again
+ *    (after a restart), such a shard starts `Finished` (the prefetcher tells from its descendants);
  *  - a stream deleted and created again under the same name (its creation time changed): data loss for everything
  *    the checkpoint still needed; the new stream's shards enter at TRIM_HORIZON.
  *
@@ -83,8 +86,10 @@ object StartReconciler {
             }
           }
           val entering = listedInOrder.filterNot(kept.contains).flatMap(shard => startingPosition(stream, shard).map(shard -> _))
-          entering.foreach { case (shard, _) => fresh += stream -> shard }
-          (stream, kept.filter { case (shard, _) => listed.contains(shard) } ++ entering, Some(listing.createdMillis))
+          val positions = kept.filter { case (shard, _) => listed.contains(shard) } ++ entering
+          val held = positions.filterNot { case (shard, pos) => pos == Finished && listing.graph.movedOn(shard, positions) }
+          entering.foreach { case (shard, _) => if (held.contains(shard)) fresh += stream -> shard }
+          (stream, held, Some(listing.createdMillis))
       }
     }
     val base = KinesisSourceOffset(

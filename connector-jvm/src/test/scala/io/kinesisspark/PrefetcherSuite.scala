@@ -5,6 +5,8 @@ import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.kinesisspark.ShardPosition.{AfterRecord, Finished, TrimHorizon}
+import io.kinesisspark.aws.KinesisClients
+import io.kinesisspark.fetch.FakeKinesisApi
 
 /** The prefetcher's bookkeeping on the driver, without starting its threads. */
 class PrefetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
@@ -33,6 +35,27 @@ class PrefetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
       prefetcher.committed(offset("shardId-0" -> AfterRecord("1000"), "shardId-2" -> AfterRecord("5")))
       assert(prefetcher.startingPosition("s", "shardId-0").contains(AfterRecord("1000")), "a later batch moves it on")
       assert(prefetcher.startingPosition("s", "shardId-2").contains(AfterRecord("5")))
+    } finally prefetcher.stop()
+  }
+
+  test("a finished parent left out of the checkpoint is not read again after a restart") {
+    // StartReconciler drops a finished shard from the offset once its children moved on; the shard is still listed.
+    val options = KinesisSourceOptions.parse(Map("streamName" -> "s", "region" -> "us-east-1",
+      "endpoint" -> "http://127.0.0.1:8", "awsAccessKey" -> "test", "awsSecretKey" -> "test"))
+    val api = new FakeKinesisApi("s")
+    api.add("shardId-0", 3); api.closed += "shardId-0"
+    api.add("shardId-1", 3); api.parents("shardId-1") = Seq("shardId-0")
+    KinesisClients.install(options.connection, api)
+    val prefetcher = new Prefetcher(sc, options, streamId = 78)
+    try {
+      prefetcher.start(offset("shardId-1" -> AfterRecord("110")))
+      val deadline = System.currentTimeMillis() + 20000
+      while (!prefetcher.listings.contains("s") && System.currentTimeMillis() < deadline) Thread.sleep(20)
+      assert(prefetcher.listings.contains("s"), "the stream was never listed")
+      assert(prefetcher.startingPosition("s", "shardId-0").contains(Finished))
+      val r = StartReconciler.reconcile(offset("shardId-1" -> AfterRecord("110")), Seq("s"), prefetcher.listings,
+        prefetcher.startingPosition, allowStreamRemoval = false)
+      assert(r.base.streams("s") == Map("shardId-1" -> AfterRecord("110")) && r.fresh.isEmpty, r)
     } finally prefetcher.stop()
   }
 }

@@ -39,6 +39,27 @@ class StartReconcilerSuite extends AnyFunSuite {
     assert(r.lost.isEmpty)
   }
 
+  test("a finished shard leaves the offset once all its children have read a record or finished") {
+    val resharded = Map("a" -> listing(1L, "s0" -> Nil, "s1" -> Seq("s0"), "s2" -> Seq("s0"), "s3" -> Seq("s1", "s4"),
+      "s4" -> Nil))
+    def positions(ps: (String, ShardPosition)*) = KinesisSourceOffset(Map("a" -> ps.toMap), Map("a" -> 1L))
+    // s2 has not read anything yet: s0 stays, so its children's order is kept across a restart.
+    val waiting = reconcile(positions("s0" -> Finished, "s1" -> AfterRecord("7"), "s2" -> TrimHorizon,
+      "s3" -> TrimHorizon, "s4" -> AfterRecord("1")), Seq("a"), resharded)
+    assert(waiting.base.streams("a").keySet == Set("s0", "s1", "s2", "s3", "s4"))
+    // Both children moved on: s0 goes. s1 finished, but its child s3 has not read yet: s1 stays.
+    val movedOn = reconcile(positions("s0" -> Finished, "s1" -> Finished, "s2" -> AfterRecord("3"),
+      "s3" -> TrimHorizon, "s4" -> Finished), Seq("a"), resharded)
+    assert(movedOn.base.streams("a") == Map("s1" -> Finished, "s2" -> AfterRecord("3"), "s3" -> TrimHorizon,
+      "s4" -> Finished))
+    assert(movedOn.fresh.isEmpty && movedOn.lost.isEmpty)
+    // Listed again while absent (the prefetcher says it finished): it does not come back, nor is it fresh.
+    val again = StartReconciler.reconcile(movedOn.base.copy(streams = Map("a" -> (movedOn.base.streams("a") ++
+      Map("s3" -> AfterRecord("2"))))), Seq("a"), resharded, (_, _) => Some(Finished), allowStreamRemoval = false)
+    assert(again.base.streams("a") == Map("s2" -> AfterRecord("3"), "s3" -> AfterRecord("2")), again.base)
+    assert(again.fresh.isEmpty)
+  }
+
   test("an unfinished shard that is gone from the stream is data loss") {
     val start = KinesisSourceOffset(Map("a" -> Map("s0" -> AfterRecord("3"), "s1" -> TrimHorizon)), Map("a" -> 1L))
     val r = reconcile(start, Seq("a"), Map("a" -> listing(1L, "s1" -> Seq("s0"))))

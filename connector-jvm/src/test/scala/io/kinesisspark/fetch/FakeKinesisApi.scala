@@ -18,6 +18,8 @@ import io.kinesisspark.aws._
 class FakeKinesisApi(stream: String = "s") extends KinesisApi {
   val shards = mutable.LinkedHashMap.empty[String, mutable.ArrayBuffer[FetchedRecord]]
   val closed = mutable.Set.empty[String]
+  /** Each shard's parents, as ListShards reports them (none unless set). */
+  val parents = mutable.Map.empty[String, Seq[String]].withDefaultValue(Nil)
   val trimmedBefore = mutable.Map.empty[String, Int].withDefaultValue(0)
   var refuseTrimmed = false
   /** How many of the next GetRecords calls fail with ExpiredIteratorException. */
@@ -58,7 +60,7 @@ class FakeKinesisApi(stream: String = "s") extends KinesisApi {
     else throw KinesisErrors.streamNotFound(name, "us-east-1", "fake")
 
   override def listShards(name: String, pageSize: Int, afterShardId: Option[String]): Seq[ShardInfo] =
-    shards.keys.toSeq.filter(id => afterShardId.forall(id > _)).map(id => ShardInfo(id, Nil, closed(id)))
+    shards.keys.toSeq.filter(id => afterShardId.forall(id > _)).map(id => ShardInfo(id, parents(id), closed(id)))
 
   override def shardIterator(name: String, shardId: String, position: ShardPosition): String = {
     iteratorCalls += 1
