@@ -228,10 +228,10 @@ def test_sub_sequence_number_is_a_column_only_when_asked_for(kinesis, stream, re
 
 def logged_positions(sink: BatchSink, stream: str, shard: str) -> list[str]:
     """A shard's positions in the source offsets Spark logged in the checkpoint, oldest batch first. The offset's
-    version 2 names a shard ``shardId-000000000007`` as ``7`` and writes a position as a short string."""
+    versions 2 and 3 name a shard ``shardId-000000000007`` as ``7`` and write a position as a short string."""
     logged = sorted((sink.checkpoint / "offsets").glob("[0-9]*"), key=lambda p: int(p.name))
     offsets = [json.loads(path.read_text().splitlines()[-1]) for path in logged]
-    assert all(o["v"] == 2 for o in offsets), offsets
+    assert all(o["v"] == 3 for o in offsets), offsets
     return [o["streams"][stream][str(int(shard.removeprefix("shardId-")))] for o in offsets]
 
 

@@ -26,7 +26,8 @@ import io.kinesisspark.fetch.{FetchedRange, TransientBackoff}
  * when blocks are gone, from Kinesis again. Spark's offset log is the only record of progress. The blocks a batch
  * read are dropped (in the background) once it has run, when Spark asks for the next batch's end.
  *
- * Shards: every listed shard is in the offset. Shards present at the first start begin at `initialPosition`
+ * Shards: every listed shard is in the offset, but for finished ones whose children have moved on (see
+ * [[StartReconciler]]). Shards present at the first start begin at `initialPosition`
  * (`latest` pinned to the first start time); shards that appear later begin at TRIM_HORIZON; a shard's records
  * are exposed only after all its parents are `Finished` in the batch start.
  *
@@ -241,14 +242,15 @@ final class KinesisMicroBatchStream(
       case other                  => recentOffsets.parse(other.json())
     }
     val stats = prefetcher.shardStats
+    val starts = prefetcher.startingPositions
     // Finished shards are not active, whether the offset says so or they left it (their children moved on).
     val active = prefetcher.positions.filter { case ((stream, shard), _) =>
-      !consumed.flatMap(_.position(stream, shard)).orElse(prefetcher.startingPosition(stream, shard)).contains(Finished)
+      !consumed.flatMap(_.position(stream, shard)).orElse(starts.get((stream, shard))).contains(Finished)
     }.keySet
     val now = clock.millis()
     // Per active shard: the buffered ranges the query has not processed yet.
     val pending = active.toSeq.map { case key @ (stream, shard) =>
-      val processed = consumed.flatMap(_.position(stream, shard)).orElse(prefetcher.startingPosition(stream, shard))
+      val processed = consumed.flatMap(_.position(stream, shard)).orElse(starts.get((stream, shard)))
       key -> processed.fold(Seq.empty[FetchedRange])(prefetcher.buffer.rangesAfter(stream, shard, _).filter(_.records > 0))
     }.toMap
     val oldestPending = pending.values.flatten.map(_.firstArrivalMillis).reduceOption(_ min _)

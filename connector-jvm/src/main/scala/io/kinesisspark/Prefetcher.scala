@@ -115,6 +115,9 @@ final class Prefetcher(
   /** Where fetching of a shard began or continues from when nothing is buffered for it. */
   def startingPosition(stream: String, shardId: String): Option[ShardPosition] = synchronized(base.get((stream, shardId)))
 
+  /** [[startingPosition]] of every shard known, at once (metrics ask for thousands). */
+  def startingPositions: Map[(String, String), ShardPosition] = synchronized(base.toMap)
+
   /** Every shard known to the prefetcher with the furthest position fetched (or where fetching starts). */
   def positions: Map[(String, String), ShardPosition] = synchronized {
     base.keys.map(k => k -> buffer.end(k._1, k._2).getOrElse(base(k))).toMap

@@ -11,8 +11,11 @@ import io.kinesisspark.aws.ShardInfo
  * used to count as gone: an unfinished shard was reported lost, a finished one left the offset and came back at
  * TRIM_HORIZON at the next listing (its records read twice), and a child whose parent was missing was read before
  * its parent had been read to its end. So:
- *  - a listing whose open shards do not cover the hash key space (0 to 2^128 - 1) exactly, once each, is refused:
- *    the stream keeps its previous shards, and is listed again later;
+ *  - a listing whose open shards do not cover the hash key space (0 to 2^128 - 1) exactly, once each, or that holds
+ *    a closed shard without any of its children, is refused: the stream keeps its previous shards, and is listed
+ *    again later. (Children are made when their parent closes and are closed, if ever, after it, so they leave
+ *    ListShards after it does. A finished shard that left the offset is known to have ended only through its
+ *    descendants: a listing that lost them would have it read again.);
  *  - a shard listed before and missing now is kept until it is missing from [[AbsencesToForget]] listings in a row
  *    (a closed shard leaves ListShards for good once its records are past retention; a miss that is not repeated
  *    was not that).
@@ -139,8 +142,8 @@ object ShardListings {
   }
 
   /**
-   * What is wrong with a listing whose open shards should cover the hash key space exactly once, if anything.
-   * Listings without hash key ranges (test fakes) are not checked.
+   * What is wrong with a listing whose open shards should cover the hash key space exactly once, and whose closed
+   * shards should each come with a child, if anything. Listings without hash key ranges (test fakes) are not checked.
    */
   def gap(listed: Seq[ShardInfo]): Option[String] = {
     if (listed.exists(_.hashKeyRange.isEmpty)) return None
@@ -156,6 +159,8 @@ object ShardListings {
         else (None, r.endingHashKey + 1)
     }
     if (problem.isDefined) return problem
-    if (next <= HashKeyMax) Some(s"no open shard holds hash keys $next to $HashKeyMax") else None
+    if (next <= HashKeyMax) return Some(s"no open shard holds hash keys $next to $HashKeyMax")
+    val parents = listed.iterator.flatMap(_.parentShardIds).toSet
+    listed.find(s => s.closed && !parents.contains(s.shardId)).map(s => s"closed shard ${s.shardId} is listed without its children")
   }
 }

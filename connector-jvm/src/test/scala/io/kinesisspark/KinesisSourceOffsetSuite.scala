@@ -22,7 +22,7 @@ class KinesisSourceOffsetSuite extends AnyFunSuite {
 
   test("JSON is versioned, sorted, compact and stable") {
     val json = offset.json()
-    assert(json.startsWith("""{"v":2,"streams":{"clicks":{"0":"ags3rdusd6teh04lp23n4rcjangyrafx80jtu","1":"""))
+    assert(json.startsWith("""{"v":3,"streams":{"clicks":{"0":"ags3rdusd6teh04lp23n4rcjangyrafx80jtu","1":"""))
     assert(json.contains(""""1":"ags3rdusd6teh04lp23n4rcjangyrafx80jtv.3","2":"t","3":"@1593105825000","4":"f"}"""))
     assert(json == KinesisSourceOffset.fromJson(json).json())
     assert(json.indexOf("orders") > json.indexOf("clicks"))
@@ -47,15 +47,15 @@ class KinesisSourceOffsetSuite extends AnyFunSuite {
   }
 
   test("checkpoints written earlier, of every version, are still read") {
-    Seq("checkpoints/offset-v1.json", "checkpoints/offset-v2.json").foreach { file =>
+    Seq("checkpoints/offset-v1.json", "checkpoints/offset-v2.json", "checkpoints/offset-v3.json").foreach { file =>
       val saved = Source.fromResource(file).mkString.trim
       assert(KinesisSourceOffset.fromJson(saved) == offset, file)
     }
   }
 
   test("a newer version is refused with a clear message") {
-    val e = intercept[KinesisSparkException](KinesisSourceOffset.fromJson("""{"v":3,"streams":{}}"""))
-    assert(e.getMessage.contains("version 3") && e.getMessage.contains("up to 2"))
+    val e = intercept[KinesisSparkException](KinesisSourceOffset.fromJson("""{"v":4,"streams":{}}"""))
+    assert(e.getMessage.contains("version 4") && e.getMessage.contains("up to 3"))
     val zero = intercept[KinesisSparkException](KinesisSourceOffset.fromJson("""{"v":0,"streams":{}}"""))
     assert(zero.getMessage.contains("version 0"))
     val unknown = intercept[KinesisSparkException](KinesisSourceOffset.fromJson("""{"v":2,"streams":{"s":{"0":"x"}}}"""))

@@ -40,6 +40,14 @@ class ShardListingsSuite extends AnyFunSuite {
     assert(twice.shards.map(_.shardId).toSet == Set("shard-1", "shard-2"))
   }
 
+  test("a listing with a closed shard but none of its children is refused (a finished shard out of the offset is known by them)") {
+    val listings = new ShardListings
+    assert(listings.update("s", 1L, Seq(parent, left, right)).isRight)
+    val lostChildren = shard("shard-3", 0, Max)
+    val refused = listings.update("s", 1L, Seq(parent, lostChildren))
+    assert(refused.left.exists(_.contains("closed shard shard-0 is listed without its children")), refused)
+  }
+
   test("a stream created again, or forgotten, starts afresh") {
     val listings = new ShardListings
     listings.update("s", 1L, Seq(parent, left, right))
