@@ -87,7 +87,14 @@ object ReadPathBenchmark {
       // between batches is charged for it) and the CPU the JVM used in it.
       val batches = query.recentProgress.toSeq.filter(p => p.batchId > first && p.batchId <= last)
       val result = Result(name, batches.map(_.numInputRows).sum, (t1 - t0) / 1e9, (cpu1 - cpu0) / 1e9)
-      println(f"$name: ${batches.size} batches, ${result.rows}%,d rows in ${result.seconds}%.1f s")
+      // The source's counters (cumulative), over the window: blocks stored on executors, one block-manager RPC each.
+      def metric(p: Option[org.apache.spark.sql.streaming.StreamingQueryProgress], key: String): Option[Long] =
+        p.flatMap(_.sources.headOption).flatMap(s => Option(s.metrics)).flatMap(m => Option(m.get(key))).map(_.toLong)
+      val (before, after) = (query.recentProgress.find(_.batchId == first), batches.lastOption)
+      val counted = for (b0 <- metric(before, "blocksStored"); b1 <- metric(after, "blocksStored");
+                         r0 <- metric(before, "fetchRounds"); r1 <- metric(after, "fetchRounds")) yield (b1 - b0, r1 - r0)
+      println(f"$name: ${batches.size} batches, ${result.rows}%,d rows in ${result.seconds}%.1f s" +
+        counted.fold("")(c => f"; ${c._1}%,d blocks stored in ${c._2} prefetch rounds"))
       if (batches.isEmpty) println(s"$name: no batch ended in the window; the query's status: ${query.status}; " +
         s"its last progress: ${query.lastProgress}")
       result
