@@ -57,13 +57,16 @@ final class BufferIndex {
     if (start < 0 || !startsAtOrBefore(chain(start).from, from)) Nil else chain.drop(start)
   }
 
-  /** Forgets ranges wholly at or before `offset` and returns their blocks, for removal. */
+  /**
+   * Forgets ranges wholly at or before `offset` and returns the blocks they leave unused, for removal: a block holds
+   * consecutive ranges of one shard, so it is unused once the range of its last segment is forgotten.
+   */
   def dropThrough(offset: KinesisSourceOffset): Seq[BlockRef] = synchronized {
     val dropped = Seq.newBuilder[BlockRef]
     chains.foreach { case (key @ (stream, shard), chain) =>
       offset.position(stream, shard).foreach { committed =>
         val (done, rest) = chain.span(r => reaches(committed, r.to))
-        done.foreach(_.block.foreach(dropped += _))
+        done.foreach(_.block.filter(_.last).foreach(dropped += _))
         counted(done, -1)
         if (rest.isEmpty) chains.remove(key) else chains(key) = rest
       }
@@ -74,7 +77,7 @@ final class BufferIndex {
   /** Forgets everything buffered of one stream (it was deleted and created again) and returns its blocks. */
   def dropStream(stream: String): Seq[BlockRef] = synchronized {
     val keys = chains.keys.filter(_._1 == stream).toSeq
-    val blocks = keys.flatMap(chains(_)).flatMap(_.block)
+    val blocks = keys.flatMap(chains(_)).flatMap(_.block).filter(_.last)
     keys.foreach(k => counted(chains(k), -1))
     keys.foreach(chains.remove)
     blocks
@@ -82,7 +85,7 @@ final class BufferIndex {
 
   /** Forgets everything and returns all blocks, for removal. */
   def clear(): Seq[BlockRef] = synchronized {
-    val all = chains.valuesIterator.flatten.flatMap(_.block).toSeq
+    val all = chains.valuesIterator.flatten.flatMap(_.block).filter(_.last).toSeq
     chains.clear()
     records = 0L
     bytes = 0L

@@ -311,12 +311,12 @@ final class Prefetcher(
       }
       rounds += 1
       if (orders.nonEmpty) {
-        lastRoundBlockCount = results.iterator.flatMap(_.ranges).count(_.block.isDefined).toLong
+        lastRoundBlockCount = results.iterator.flatMap(_.ranges).count(_.block.exists(_.last)).toLong
         blocksStoredTotal += lastRoundBlockCount
         lastRoundDuration = roundEnd - roundStart
       }
       notifyAll()
-      stale.flatMap(_.ranges).flatMap(_.block)
+      stale.flatMap(_.ranges).flatMap(_.block).filter(_.last)
     }
     staleBlocks.foreach(b => BlockStoreBridge.remove(b.streamId, b.uniqueId))
     results.exists(_.ranges.nonEmpty)

@@ -9,7 +9,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import io.kinesisspark.fetch.BlockRef
 
 class BlockRemoverSuite extends AnyFunSuite {
-  private def blocks(ids: Range): Seq[BlockRef] = ids.map(i => BlockRef(7, i.toLong, "executor_h_1"))
+  private def blocks(ids: Range): Seq[BlockRef] = ids.map(i => BlockRef(7, i.toLong, "executor_h_1", 0, 10, last = true))
 
   test("removes what is submitted, in order, on its own thread; a failed removal does not stop the rest") {
     val removed = new ConcurrentLinkedQueue[(Long, String)]()

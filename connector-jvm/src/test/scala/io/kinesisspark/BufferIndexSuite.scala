@@ -6,8 +6,8 @@ import io.kinesisspark.ShardPosition._
 import io.kinesisspark.fetch.{BlockRef, FetchedRange}
 
 class BufferIndexSuite extends AnyFunSuite {
-  private def range(from: ShardPosition, to: ShardPosition, id: Long): FetchedRange =
-    FetchedRange("s", "shard-0", from, to, Some(BlockRef(1, id, "executor_host_0")), records = 10, bytes = 100)
+  private def range(from: ShardPosition, to: ShardPosition, id: Long, offset: Int = 0, last: Boolean = true): FetchedRange =
+    FetchedRange("s", "shard-0", from, to, Some(BlockRef(1, id, "executor_host_0", offset, 50, last)), records = 10, bytes = 100)
 
   private val r1 = range(TrimHorizon, AfterRecord("10"), 1)
   private val r2 = range(AfterRecord("10"), AfterRecord("20"), 2)
@@ -50,6 +50,16 @@ class BufferIndexSuite extends AnyFunSuite {
     assert(b.bufferedRecords == 10)
     assert(b.clear().map(_.uniqueId) == Seq(3L))
     assert(b.bufferedRecords == 0)
+  }
+
+  test("a block that several ranges share is returned once the range of its last segment is dropped") {
+    val (a, b, c) = (range(TrimHorizon, AfterRecord("10"), 7, 0, last = false),
+      range(AfterRecord("10"), AfterRecord("20"), 7, 50, last = false), range(AfterRecord("20"), AfterRecord("30"), 7, 100))
+    val buffer = index(a, b, c)
+    assert(buffer.dropThrough(KinesisSourceOffset(Map("s" -> Map("shard-0" -> AfterRecord("20"))))).isEmpty,
+      "the third range still reads the block")
+    assert(buffer.dropThrough(KinesisSourceOffset(Map("s" -> Map("shard-0" -> AfterRecord("30"))))).map(_.uniqueId) == Seq(7L))
+    assert(index(a, b, c).clear().map(_.uniqueId) == Seq(7L) && index(a, b, c).dropStream("s").map(_.uniqueId) == Seq(7L))
   }
 
   test("ranges that read nothing are not kept") {

@@ -9,7 +9,7 @@ class PartitionCoalescerSuite extends AnyFunSuite {
   private def slice(shard: String, blockBytes: Long*): ShardSlice =
     ShardSlice("s", shard, TrimHorizon, AfterRecord("1"),
       blockBytes.zipWithIndex.map { case (b, i) =>
-        FetchedRange("s", shard, TrimHorizon, AfterRecord("1"), Some(BlockRef(1, i.toLong, "executor_h_1")), 1, b)
+        FetchedRange("s", shard, TrimHorizon, AfterRecord("1"), Some(BlockRef(1, i.toLong, "executor_h_1", 0, 10, last = true)), 1, b)
       })
 
   test("large blocks: one partition per shard") {

@@ -2,8 +2,16 @@ package io.kinesisspark.fetch
 
 import io.kinesisspark.ShardPosition
 
-/** Where one prefetched block lives: its BlockManager id and the executor that holds it. */
-final case class BlockRef(streamId: Int, uniqueId: Long, location: String)
+/**
+ * Where one range's records live: a block (its BlockManager id and the executor that holds it) and the segment of
+ * it, `length` bytes from `offset`. A block holds the ranges of one shard's round in order, so it can go once the
+ * range holding its `last` segment is dropped (ranges are dropped in order).
+ *
+ * {{{
+ *   BlockRef(streamId = 3, uniqueId = 42L, location = "executor_host_1", offset = 0, length = 1000, last = true)
+ * }}}
+ */
+final case class BlockRef(streamId: Int, uniqueId: Long, location: String, offset: Int, length: Int, last: Boolean)
 
 /**
  * The records of one shard in (`from`, `to`], held in `block` (absent when the range holds no records and only

@@ -10,7 +10,8 @@ import java.nio.charset.StandardCharsets.UTF_8
  *
  * Layout (big-endian): magic (int), version (byte), count (int), then per record: partition key (length, UTF-8
  * bytes), data (length, bytes), sequence number (length, UTF-8 bytes), sub-sequence flag (byte) [+ long], arrival
- * millis (long).
+ * millis (long). One encoded response is a segment; a stored block is one or more segments one after another, and
+ * a range of records is read from its own ([[segment]]).
  *
  * Encoding and decoding were half of the read path's CPU (ReadPathBenchmark, issue 17) with DataOutputStream's
  * writeUTF, a synchronized stream and a copy of every block on each side. Version 2 writes straight into one heap
@@ -69,6 +70,29 @@ object RecordBlockCodec {
   def read[T](block: ByteBuffer)(make: Cursor => T): Iterator[T] = {
     val records = cursor(block)
     Iterator.continually(records).takeWhile(_.next()).map(make)
+  }
+
+  /**
+   * The `length` bytes from `offset` of a block stored as `chunks`: the chunk itself when a chunk is exactly that
+   * segment (a block in this executor's memory keeps one chunk per segment), else a view of those bytes.
+   */
+  def segment(chunks: Seq[ByteBuffer], offset: Int, length: Int): ByteBuffer = {
+    var start = 0
+    val it = chunks.iterator
+    while (it.hasNext) {
+      val chunk = it.next()
+      val size = chunk.remaining()
+      if (offset >= start && offset + length <= start + size) {
+        val view = chunk.duplicate()
+        val at = view.position() + offset - start
+        view.limit(at + length)
+        view.position(at)
+        return view.slice()
+      }
+      start += size
+    }
+    throw new IllegalArgumentException(s"a damaged kinesis-spark record block: no segment of $length bytes at $offset " +
+      s"in $start bytes (${chunks.size} chunk(s))")
   }
 
   /** A [[Cursor]] over the records of `block` (which is not modified). */

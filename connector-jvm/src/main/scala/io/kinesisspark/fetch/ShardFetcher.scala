@@ -16,8 +16,11 @@ import io.kinesisspark.efo.EfoShardReader
 /**
  * Runs on an executor: reads the shards of one task, interleaved (always the shard whose reader may call
  * soonest), until each is caught up with its tip, has ended, or has read `maxRoundBytes`, or the round has run
- * `maxRoundMillis`, or the task has read its share of the buffer's free room. Each GetRecords response (or, with
- * enhanced fan-out, each subscription event) that returned records becomes one block in the local BlockManager.
+ * `maxRoundMillis`, or the task has read its share of the buffer's free room. What a shard returns in a round
+ * (GetRecords responses or, with enhanced fan-out, subscription events) becomes one block in the local
+ * BlockManager, each response a segment of it and a range of its own: storing a block reports it to the driver's
+ * block manager master, one RPC, and a backlogged shard answers up to 50 calls a round. A shard stores its block
+ * early once it holds [[BlockTargetBytes]], so what a task holds before storing stays bounded.
  *
  * A second attempt of a task (a retry after its executor was lost, or a speculative copy) fetches nothing, after
  * waiting out the original's round: the next round fetches its shards again. So an error does not fail the task (its retry would swallow it): it is returned in
@@ -27,6 +30,8 @@ object ShardFetcher {
   private val log = LoggerFactory.getLogger(getClass)
   /** How much longer than a round a second attempt waits: the original's last call may end after its deadline. */
   val SecondAttemptMarginMs = 5000L
+  /** A shard's responses are stored once they hold this many encoded bytes (and at the end of its round). */
+  val BlockTargetBytes: Long = 8L * 1024 * 1024
 
   def fetch(task: ShardFetchTask, api: KinesisApi, clock: Clock = Clock.systemUTC(),
       attemptNumber: Option[Int] = None): Seq[ShardFetchResult] = {
@@ -78,7 +83,7 @@ object ShardFetcher {
       }
       reader.shardClosed(order.shardClosed)
       reader.roundStarted(started)
-      new ShardState(order, reader)
+      new ShardState(order, reader, task, attempt, stored)
     }
     try {
       val deadline = started + task.limits.maxRoundMillis
@@ -90,15 +95,22 @@ object ShardFetcher {
         if (context.exists(_.isInterrupted())) throw new TaskKilledException("prefetch round cancelled")
         val state = active.minBy(_.reader.readyAt)
         val batch = state.reader.next()
-        state.record(batch, task, attempt).foreach(stored.add)
+        state.record(batch)
         active = active.filterNot(_.done(task.limits))
       }
     } finally states.foreach(s => ShardReaderCache.release(task.streamId, s.reader))
+    states.foreach(_.storePending())
     val location = BlockStoreBridge.location
     states.map(_.result(location))
   }
 
-  private final class ShardState(order: ShardFetchOrder, val reader: ShardSource) {
+  /**
+   * One shard's part of a task.
+   *
+   * @param stored where the ids of blocks stored go (so a failed task can remove them)
+   */
+  private final class ShardState(order: ShardFetchOrder, val reader: ShardSource, task: ShardFetchTask, attempt: Int,
+      stored: java.util.Queue[Long]) {
     // The reader's counters run since it was made (it may come from the cache): the result reports this task's part.
     private val calls0 = reader.calls
     private val throttles0 = reader.throttles
@@ -114,45 +126,64 @@ object ShardFetcher {
     private var lag: Option[Long] = None
     private var blocks = 0
     private var pastCut = false
+    // Responses read but not stored yet: a range and an encoded segment each, to be stored as one block.
+    private val pending = scala.collection.mutable.ArrayBuffer.empty[(FetchedRange, java.nio.ByteBuffer)]
+    private var pendingBytes = 0L
 
-    /** Adds the batch to the shard's ranges; returns the ids of the blocks it was stored in. */
-    def record(batch: ShardReadBatch, task: ShardFetchTask, attempt: Int): Seq[Long] = {
+    /** Adds what a call returned to the shard's ranges and pending block. */
+    def record(batch: ShardReadBatch): Unit = {
       if (batch ne ShardReadBatch.Throttled) {
         caughtUp = batch.caughtUp
         lag = Some(batch.millisBehindLatest)
       }
       val to = if (batch.ended) Finished else reader.position
-      val stored = if (batch.records.isEmpty) {
-        if (batch.ended) ranges += FetchedRange(order.stream, order.shardId, position, Finished, None, 0, 0L)
-        Nil
+      if (batch.records.isEmpty) {
+        if (batch.ended) {
+          storePending()
+          ranges += FetchedRange(order.stream, order.shardId, position, Finished, None, 0, 0L)
+          position = Finished
+        }
       } else {
-        // Records of a shard arrive in order: those up to the cut, then those after it, each their own range.
+        // Records of a shard arrive in order: those up to the cut, then those after it, each a range of their own.
         val (upToCut, afterCut) = task.arrivalCut.fold((batch.records, Vector.empty[KinesisRecord]))(cut =>
           batch.records.span(_.approximateArrivalMillis <= cut))
         val parts = Seq(upToCut, afterCut).filter(_.nonEmpty)
-        parts.zipWithIndex.flatMap { case (records, i) =>
-          store(records, if (i == parts.size - 1) to else records.last.position, task, attempt)
-        }
+        parts.zipWithIndex.foreach { case (records, i) => add(records, if (i == parts.size - 1) to else records.last.position) }
       }
       if (task.arrivalCut.exists(cut => batch.records.lastOption.exists(_.approximateArrivalMillis > cut))) pastCut = true
-      position = to
-      stored
     }
 
-    /** Stores `records` (after `position`, up to `to`) as one block and range; the block's id if it was stored. */
-    private def store(records: Vector[KinesisRecord], to: ShardPosition, task: ShardFetchTask,
-        attempt: Int): Option[Long] = {
+    /**
+     * `records` (after `position`, up to `to`) as a range of their own, whose segment waits to be stored. Ranges stay
+     * one per response: a batch takes whole ranges, so they are what `maxRecordsPerTrigger` and the other read limits
+     * count in.
+     */
+    private def add(records: Vector[KinesisRecord], to: ShardPosition): Unit = {
+      val segment = RecordBlockCodec.encode(records)
+      val recordBytes = records.iterator.map(_.sizeInBytes).sum
+      pending += FetchedRange(order.stream, order.shardId, position, to, None, records.size, recordBytes,
+        records.head.approximateArrivalMillis, records.last.approximateArrivalMillis) -> segment
+      pendingBytes += segment.remaining()
+      bytes += recordBytes
+      position = to
+      if (pendingBytes >= BlockTargetBytes) storePending()
+    }
+
+    /** Stores the pending segments as one block, each pending range pointing at its own. */
+    def storePending(): Unit = if (pending.nonEmpty) {
       // Attempt and counter in the id: a retried task never reuses a block id holding other records.
       val uniqueId = (order.orderId << 24) | (attempt.toLong << 20) | blocks
       blocks += 1
-      val recordBytes = records.iterator.map(_.sizeInBytes).sum
-      val block = BlockStoreBridge.put(task.streamId, uniqueId, RecordBlockCodec.encode(records))
-        .map(BlockRef(task.streamId, uniqueId, _))
-      ranges += FetchedRange(order.stream, order.shardId, position, to, block, records.size, recordBytes,
-        records.head.approximateArrivalMillis, records.last.approximateArrivalMillis)
-      bytes += recordBytes
-      position = to
-      block.map(_ => uniqueId)
+      val location = BlockStoreBridge.put(task.streamId, uniqueId, pending.map(_._2).toSeq)
+      location.foreach(_ => stored.add(uniqueId))
+      var offset = 0
+      pending.zipWithIndex.foreach { case ((range, segment), i) =>
+        val length = segment.remaining()
+        ranges += range.copy(block = location.map(BlockRef(task.streamId, uniqueId, _, offset, length, last = i == pending.size - 1)))
+        offset += length
+      }
+      pending.clear()
+      pendingBytes = 0L
     }
 
     def bytesRead: Long = bytes

@@ -1,5 +1,7 @@
 package io.kinesisspark.fetch
 
+import java.nio.ByteBuffer
+
 import org.apache.spark.kinesisspark.BlockStoreBridge
 import org.slf4j.LoggerFactory
 
@@ -38,6 +40,7 @@ final class ShardRangeIterator[T](
   private var reader: ShardReader = _
   private var emptyReadsAtTip = 0
   private var finished = false
+  private var lastBlock: Option[((Int, Long), Seq[ByteBuffer])] = None
 
   override def hasNext: Boolean = {
     while (!pending.hasNext && !finished) advance()
@@ -52,7 +55,7 @@ final class ShardRangeIterator[T](
   private def advance(): Unit = rangesLeft match {
     case range :: rest if blocksUsable =>
       if (range.records == 0) { covered = range.to; rangesLeft = rest }
-      else range.block.flatMap(b => BlockStoreBridge.get(b.streamId, b.uniqueId)) match {
+      else range.block.flatMap(segmentOf) match {
         case Some(bytes) =>
           // Batches end between ranges, so a range usually lies wholly in (from, to]: its records need no checking
           // (comparing each record's position was 7 % of the read path's CPU in ReadPathBenchmark), and are
@@ -69,6 +72,17 @@ final class ShardRangeIterator[T](
       }
     case _ if reaches(covered, to) => finished = true
     case _ => readFromKinesis()
+  }
+
+  /**
+   * The range's segment of its block; `None` when the block is gone. The ranges of a shard's round share a block,
+   * so the block last got is kept: one from another executor arrives whole, and is fetched once, not per range.
+   */
+  private def segmentOf(block: BlockRef): Option[ByteBuffer] = {
+    val chunks = lastBlock.filter(_._1 == (block.streamId -> block.uniqueId)).map(_._2)
+      .orElse(BlockStoreBridge.get(block.streamId, block.uniqueId))
+    lastBlock = chunks.map((block.streamId -> block.uniqueId) -> _)
+    chunks.map(RecordBlockCodec.segment(_, block.offset, block.length))
   }
 
   private def readFromKinesis(): Unit = {

@@ -42,6 +42,21 @@ class RecordBlockCodecSuite extends AnyFunSuite {
     assert(RecordBlockCodec.decode(slice).map(r => (r.partitionKey, r.data.toSeq)).toSeq == Seq(("k", Seq[Byte](9))))
   }
 
+  test("a range's segment is found in a block's chunks, whether stored one per segment or received as one buffer") {
+    val segments = Seq(Seq(KinesisRecord("a", Array[Byte](1), "1", None, 5L), KinesisRecord("b", Array[Byte](2), "2", Some(3L), 6L)),
+      Seq(KinesisRecord("c", Array[Byte](3), "3", None, 7L))).map(RecordBlockCodec.encode)
+    val joined = ByteBuffer.allocate(segments.map(_.remaining()).sum)
+    segments.foreach(c => joined.put(c.duplicate()))
+    joined.flip()
+    val (first, second) = (segments.head.remaining(), segments(1).remaining())
+    for (chunks <- Seq(segments, Seq(joined))) {
+      assert(RecordBlockCodec.decode(RecordBlockCodec.segment(chunks, 0, first)).map(_.partitionKey).toSeq == Seq("a", "b"))
+      assert(RecordBlockCodec.decode(RecordBlockCodec.segment(chunks, first, second)).map(_.partitionKey).toSeq == Seq("c"))
+    }
+    val e = intercept[IllegalArgumentException](RecordBlockCodec.segment(segments, first, second + 1))
+    assert(e.getMessage.contains("damaged"), e.getMessage)
+  }
+
   test("bytes that are not a block are refused") {
     intercept[IllegalArgumentException](RecordBlockCodec.decode(ByteBuffer.wrap(Array[Byte](1, 2, 3, 4, 5))).toSeq)
     intercept[IllegalArgumentException](RecordBlockCodec.decode(ByteBuffer.wrap(Array[Byte](1, 2))).toSeq)

@@ -59,6 +59,9 @@ class ShardFetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
     val t = task(1)
     val ranges = ShardFetcher.fetch(t, api, attemptNumber = Some(0)).head.ranges
     assert(ranges.map(_.records) == Seq(5, 5, 2), "a response of at most 5 records per range")
+    assert(ranges.flatMap(_.block).map(b => (b.uniqueId, b.last)) == Seq((0L, false), (0L, false), (0L, true)),
+      "one block for the shard's round, its last segment marked")
+    assert(BlockStoreBridge.get(t.streamId, 0L).map(_.size).contains(3), "a segment per response")
     val fromKinesis = new ShardRangeIterator(api, "s", "shard-0", TrimHorizon, ranges.last.to, Nil, t.limits,
       DataLossPolicy(failOnDataLoss = true), ShardRangeIterator.Records).toSeq
     assert(fromKinesis.size == 12)
@@ -87,5 +90,34 @@ class ShardFetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
     assert(api.getRecordsCalls == 3 + 3, "blocks served every read but the one from Kinesis")
     BlockStoreBridge.removeAll(t.streamId)
+  }
+
+  test("a shard's block is stored once it holds BlockTargetBytes, and again at the end of the round") {
+    val api = new FakeKinesisApi()
+    val mb = new Array[Byte](1024 * 1024)
+    (0 until 20).foreach(i => api.put("shard-0", s"k$i", mb)) // 4 responses of 5 MB: stored after 2, and after 4
+    val t = task(1)
+    val result = ShardFetcher.fetch(t, api, attemptNumber = Some(0)).head
+    assert(api.getRecordsCalls == 5, "4 full responses, then one at the tip")
+    assert(result.ranges.map(_.records) == Seq(5, 5, 5, 5))
+    assert(result.ranges.flatMap(_.block).map(b => (b.uniqueId, b.last)) == Seq((0L, false), (0L, true), (1L, false), (1L, true)),
+      result.ranges)
+    assert(result.ranges.sliding(2).forall(p => p.head.to == p(1).from), "ranges follow one another")
+    BlockStoreBridge.removeAll(t.streamId)
+  }
+
+  test("the AvailableNow arrival cut ends a range and the round, inside a response or between two") {
+    for (cut <- Seq(1006L, 1004L)) { // records arrive at 1000, 1001, ...: inside the second response, or between
+      val api = new FakeKinesisApi(); api.add("shard-0", 12)
+      val t = task(1).copy(arrivalCut = Some(cut))
+      val ranges = ShardFetcher.fetch(t, api, attemptNumber = Some(0)).head.ranges
+      val upTo = (cut - 1000 + 1).toInt
+      assert(ranges.map(_.records).sum == 10, "the round ends with the response that passed the cut")
+      assert(ranges.filter(_.lastArrivalMillis <= cut).map(_.records).sum == upTo, s"cut at $cut: $ranges")
+      assert(ranges.forall(r => r.lastArrivalMillis <= cut || r.firstArrivalMillis > cut), "no range holds both sides")
+      assert(ranges.sliding(2).forall(p => p.head.to == p(1).from))
+      assert(ranges.flatMap(_.block).map(_.uniqueId).distinct == Seq(0L), "one block")
+      BlockStoreBridge.removeAll(t.streamId)
+    }
   }
 }

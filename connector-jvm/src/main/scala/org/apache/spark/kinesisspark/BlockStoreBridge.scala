@@ -29,16 +29,16 @@ object BlockStoreBridge {
   private val BytesTag = ClassTag(classOf[Array[Byte]])
 
   /**
-   * Stores `bytes` (positioned at 0, up to its limit; kept as is, not copied) under (streamId, uniqueId) on this JVM; returns where
-   * a task should run to read it locally.
+   * Stores `chunks` (each positioned at 0, up to its limit; kept as they are, not copied) as one block under
+   * (streamId, uniqueId) on this JVM; returns where a task should run to read it locally.
    */
-  def put(streamId: Int, uniqueId: Long, bytes: ByteBuffer): Option[String] = {
+  def put(streamId: Int, uniqueId: Long, chunks: Seq[ByteBuffer]): Option[String] = {
     val bm = SparkEnv.get.blockManager
     // (blockId, bytes, level, tellMaster, <the line's defaults for any others>, classTag)
     val last = PutBytes.getParameterCount - 1
     val args = Array.tabulate[AnyRef](PutBytes.getParameterCount) {
       case 0 => StreamBlockId(streamId, uniqueId)
-      case 1 => new ChunkedByteBuffer(bytes)
+      case 1 => new ChunkedByteBuffer(chunks.toArray)
       case 2 => Level
       case 3 => java.lang.Boolean.TRUE // tellMaster: other executors can read the block, removeBlock reaches it
       case `last` => BytesTag
@@ -56,20 +56,21 @@ object BlockStoreBridge {
 
   /**
    * The block's bytes, from this executor or a remote one; `None` when the block is gone. A block in this executor's
-   * memory is not copied: the buffer returned shares the stored one (which is on the heap, MEMORY_AND_DISK_SER, and
-   * never written again, so it stays readable even if the block is removed meanwhile). Callers must not write to it.
+   * memory is not copied: the buffers returned are the chunks it was stored as (on the heap, MEMORY_AND_DISK_SER,
+   * and never written again, so they stay readable even if the block is removed meanwhile). Callers must not write
+   * to them. A block from disk or from another executor comes back as one buffer, its chunks concatenated.
    */
-  def get(streamId: Int, uniqueId: Long): Option[ByteBuffer] = {
+  def get(streamId: Int, uniqueId: Long): Option[Seq[ByteBuffer]] = {
     val bm = SparkEnv.get.blockManager
     val id = StreamBlockId(streamId, uniqueId)
     bm.getLocalBytes(id) match {
       case Some(data) =>
         try data match {
-          case inMemory: ByteBufferBlockData => Some(inMemory.toByteBuffer())
+          case inMemory: ByteBufferBlockData => Some(inMemory.buffer.getChunks().toSeq)
           // Spilled to disk: read onto the heap (toByteBuffer would map a large file until the next GC).
-          case other => Some(other.toChunkedByteBuffer(ByteBuffer.allocate).toByteBuffer)
+          case other => Some(Seq(other.toChunkedByteBuffer(ByteBuffer.allocate).toByteBuffer))
         } finally bm.releaseLockAndDispose(id, data)
-      case None => bm.getRemoteBytes(id).map(_.toByteBuffer)
+      case None => bm.getRemoteBytes(id).map(b => Seq(b.toByteBuffer))
     }
   }
 
