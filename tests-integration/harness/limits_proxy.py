@@ -73,8 +73,9 @@ stream, shard and operation: ``calls``, ``throttled_calls``, ``records``, ``thro
 (record bytes served or written), ``max_calls_1s`` (calls received, throttled or not, in any 1 s window),
 ``max_served_calls_1s``, ``max_records_1s``, ``max_bytes_1s``, ``data_span_ms`` (first to last call with data); per operation over all shards, ``calls``,
 ``throttled_calls``, ``faulted_calls``, ``bytes``, ``cbor_calls`` (requests encoded in CBOR) and ``data_span_s`` (seconds from the
-first to the last call that served or stored data); for ListShards also ``shards_listed`` and ``filtered_calls``
-(calls with a ``ShardFilter``). ``GET``/``POST /__proxy/limits``
+first to the last call that served or stored data); for ListShards also ``shards_listed``, ``filtered_calls``
+(calls with a ``ShardFilter``) and ``answered_calls``, counted together when the emulator's answer comes back (``calls``
+counts a call when it arrives, so across a ``reset`` or a ``stats`` taken mid-call the two can differ by one). ``GET``/``POST /__proxy/limits``
 read and change the limits of a running proxy.
 
 The proxy speaks HTTP/1.1 only (no h2c), so SubscribeToShard is not proxied; it runs on 127.0.0.1 on a free
@@ -787,6 +788,7 @@ class _Proxy:
             total = self.op_totals["ListShards"]
             total["shards_listed"] = total.get("shards_listed", 0) + len(listed)
             total["filtered_calls"] = total.get("filtered_calls", 0) + int(bool(shard_filter))
+            total["answered_calls"] = total.get("answered_calls", 0) + 1
         if len(listed) == len(shards):
             return response
         result["Shards"] = listed
