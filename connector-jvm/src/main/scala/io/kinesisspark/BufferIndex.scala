@@ -16,6 +16,9 @@ final class BufferIndex {
   // summed over every range of every shard each time.
   private var records = 0L
   private var bytes = 0L
+  // Per shard, the bytes of ranges already dropped whose block is still held (a later range shares it): the executor
+  // keeps them until that block goes, so they stay in `bytes`, which bounds what prefetching may add.
+  private val heldBack = mutable.Map.empty[(String, String), Long]
 
   private def counted(ranges: Iterable[FetchedRange], sign: Int): Unit = ranges.foreach { r =>
     records += sign * r.records.toLong
@@ -59,15 +62,23 @@ final class BufferIndex {
 
   /**
    * Forgets ranges wholly at or before `offset` and returns the blocks they leave unused, for removal: a block holds
-   * consecutive ranges of one shard, so it is unused once the range of its last segment is forgotten.
+   * consecutive ranges of one shard, so it is unused once the range of its last segment is forgotten. The bytes of a
+   * block still held stay in [[bufferedBytes]] until then.
    */
   def dropThrough(offset: KinesisSourceOffset): Seq[BlockRef] = synchronized {
     val dropped = Seq.newBuilder[BlockRef]
     chains.foreach { case (key @ (stream, shard), chain) =>
       offset.position(stream, shard).foreach { committed =>
         val (done, rest) = chain.span(r => reaches(committed, r.to))
-        done.foreach(_.block.filter(_.last).foreach(dropped += _))
-        counted(done, -1)
+        done.foreach { r =>
+          records -= r.records
+          r.block match {
+            case Some(b) if !b.last => heldBack(key) = heldBack.getOrElse(key, 0L) + r.bytes
+            case block =>
+              bytes -= r.bytes + (if (block.isDefined) heldBack.remove(key).getOrElse(0L) else 0L)
+              block.foreach(dropped += _)
+          }
+        }
         if (rest.isEmpty) chains.remove(key) else chains(key) = rest
       }
     }
@@ -79,6 +90,7 @@ final class BufferIndex {
     val keys = chains.keys.filter(_._1 == stream).toSeq
     val blocks = keys.flatMap(chains(_)).flatMap(_.block).filter(_.last)
     keys.foreach(k => counted(chains(k), -1))
+    keys.foreach(k => bytes -= heldBack.remove(k).getOrElse(0L))
     keys.foreach(chains.remove)
     blocks
   }
@@ -87,6 +99,7 @@ final class BufferIndex {
   def clear(): Seq[BlockRef] = synchronized {
     val all = chains.valuesIterator.flatten.flatMap(_.block).filter(_.last).toSeq
     chains.clear()
+    heldBack.clear()
     records = 0L
     bytes = 0L
     all

@@ -73,8 +73,9 @@ object RecordBlockCodec {
   }
 
   /**
-   * The `length` bytes from `offset` of a block stored as `chunks`: the chunk itself when a chunk is exactly that
-   * segment (a block in this executor's memory keeps one chunk per segment), else a view of those bytes.
+   * The `length` bytes from `offset` of a block stored as `chunks`: a view of the chunk that holds them (a block
+   * stored in this executor's memory keeps one chunk per segment; one from disk or another executor comes as one
+   * buffer), or a copy when they span chunks (a block read back from disk in chunks of another size).
    */
   def segment(chunks: Seq[ByteBuffer], offset: Int, length: Int): ByteBuffer = {
     var start = 0
@@ -91,8 +92,24 @@ object RecordBlockCodec {
       }
       start += size
     }
-    throw new IllegalArgumentException(s"a damaged kinesis-spark record block: no segment of $length bytes at $offset " +
-      s"in $start bytes (${chunks.size} chunk(s))")
+    require(offset >= 0 && length >= 0 && offset + length <= start,
+      s"a damaged kinesis-spark record block: no segment of $length bytes at $offset in $start bytes")
+    val copy = ByteBuffer.allocate(length)
+    start = 0
+    chunks.foreach { chunk =>
+      val size = chunk.remaining()
+      val from = math.max(offset, start)
+      val until = math.min(offset + length, start + size)
+      if (from < until) {
+        val part = chunk.duplicate()
+        part.position(part.position() + from - start)
+        part.limit(part.position() + until - from)
+        copy.put(part)
+      }
+      start += size
+    }
+    copy.flip()
+    copy
   }
 
   /** A [[Cursor]] over the records of `block` (which is not modified). */

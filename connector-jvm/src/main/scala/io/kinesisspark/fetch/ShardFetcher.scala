@@ -20,7 +20,8 @@ import io.kinesisspark.efo.EfoShardReader
  * (GetRecords responses or, with enhanced fan-out, subscription events) becomes one block in the local
  * BlockManager, each response a segment of it and a range of its own: storing a block reports it to the driver's
  * block manager master, one RPC, and a backlogged shard answers up to 50 calls a round. A shard stores its block
- * early once it holds [[BlockTargetBytes]], so what a task holds before storing stays bounded.
+ * early once it holds [[BlockTargetBytes]], and a task its largest once all its shards hold [[TaskPendingBytes]], so
+ * what a task holds outside Spark's memory manager stays bounded.
  *
  * A second attempt of a task (a retry after its executor was lost, or a speculative copy) fetches nothing, after
  * waiting out the original's round: the next round fetches its shards again. So an error does not fail the task (its retry would swallow it): it is returned in
@@ -30,8 +31,14 @@ object ShardFetcher {
   private val log = LoggerFactory.getLogger(getClass)
   /** How much longer than a round a second attempt waits: the original's last call may end after its deadline. */
   val SecondAttemptMarginMs = 5000L
-  /** A shard's responses are stored once they hold this many encoded bytes (and at the end of its round). */
-  val BlockTargetBytes: Long = 8L * 1024 * 1024
+  /**
+   * A shard's responses are stored once they hold this many encoded bytes (and at the end of its round). Larger
+   * blocks mean fewer RPCs, but a batch that reads one range of a block held by another executor (or spilled to
+   * disk) gets the whole block.
+   */
+  val BlockTargetBytes: Long = 4L * 1024 * 1024
+  /** What a task holds unstored, over all its shards, at most (plus one response): past it, the largest is stored. */
+  val TaskPendingBytes: Long = 16L * 1024 * 1024
 
   def fetch(task: ShardFetchTask, api: KinesisApi, clock: Clock = Clock.systemUTC(),
       attemptNumber: Option[Int] = None): Seq[ShardFetchResult] = {
@@ -96,6 +103,7 @@ object ShardFetcher {
         val state = active.minBy(_.reader.readyAt)
         val batch = state.reader.next()
         state.record(batch)
+        if (states.iterator.map(_.pendingBytes).sum > TaskPendingBytes) states.maxBy(_.pendingBytes).storePending()
         active = active.filterNot(_.done(task.limits))
       }
     } finally states.foreach(s => ShardReaderCache.release(task.streamId, s.reader))
@@ -128,7 +136,9 @@ object ShardFetcher {
     private var pastCut = false
     // Responses read but not stored yet: a range and an encoded segment each, to be stored as one block.
     private val pending = scala.collection.mutable.ArrayBuffer.empty[(FetchedRange, java.nio.ByteBuffer)]
-    private var pendingBytes = 0L
+    private var unstored = 0L
+    /** Encoded bytes read and not stored yet. */
+    def pendingBytes: Long = unstored
 
     /** Adds what a call returned to the shard's ranges and pending block. */
     def record(batch: ShardReadBatch): Unit = {
@@ -163,10 +173,10 @@ object ShardFetcher {
       val recordBytes = records.iterator.map(_.sizeInBytes).sum
       pending += FetchedRange(order.stream, order.shardId, position, to, None, records.size, recordBytes,
         records.head.approximateArrivalMillis, records.last.approximateArrivalMillis) -> segment
-      pendingBytes += segment.remaining()
+      unstored += segment.remaining()
       bytes += recordBytes
       position = to
-      if (pendingBytes >= BlockTargetBytes) storePending()
+      if (unstored >= BlockTargetBytes) storePending()
     }
 
     /** Stores the pending segments as one block, each pending range pointing at its own. */
@@ -183,7 +193,7 @@ object ShardFetcher {
         offset += length
       }
       pending.clear()
-      pendingBytes = 0L
+      unstored = 0L
     }
 
     def bytesRead: Long = bytes
