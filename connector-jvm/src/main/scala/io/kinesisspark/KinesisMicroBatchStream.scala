@@ -54,6 +54,7 @@ final class KinesisMicroBatchStream(
   private val consumers: Option[ConsumerRegistrar] = options.efo.map(efo =>
     ConsumerRegistrar(api, options.streams, efo, QueryMetrics.currentQueryId(spark)))
   private val prefetcher = new Prefetcher(spark.sparkContext, options, Random.nextInt(Int.MaxValue), clock, consumers)
+  private val blockReads = BlockReadCounters(spark.sparkContext)
   @volatile private var availableNow: Option[AvailableNowTarget] = None
   private val dataLoss = DataLossPolicy(options.failOnDataLoss)
   private val reportedLosses = java.util.concurrent.ConcurrentHashMap.newKeySet[StartReconciler.Loss]()
@@ -217,7 +218,7 @@ final class KinesisMicroBatchStream(
       .toArray
   }
 
-  override def createReaderFactory(): PartitionReaderFactory = KinesisPartitionReaderFactory
+  override def createReaderFactory(): PartitionReaderFactory = KinesisPartitionReaderFactory(Some(blockReads))
 
   override def commit(end: Offset): Unit = timings.time(DriverTimings.Commit)(release(end.asInstanceOf[KinesisSourceOffset]))
 
@@ -261,6 +262,8 @@ final class KinesisMicroBatchStream(
       "fetchRounds" -> prefetcher.completedRounds.toString,
       "lastRoundBlocks" -> prefetcher.lastRoundBlocks.toString,
       "blocksStored" -> prefetcher.blocksStored.toString,
+      "blockReadsLocal" -> blockReads.local.value.toString,
+      "blockReadsRemote" -> blockReads.remote.value.toString,
       "lastRoundMs" -> prefetcher.lastRoundMillis.toString,
       "recordsRead" -> recordsRead.get.toString,
       "bytesRead" -> bytesRead.get.toString,
@@ -326,6 +329,7 @@ object KinesisMicroBatchStream {
   /** The source's metrics in Spark's metrics system ([[QueryMetrics]]); per stream ones stay in the progress. */
   val MetricsSystemNames: Seq[String] = Seq("avgMsBehindLatest", "maxMsBehindLatest", "minMsBehindLatest",
     "activeShards", "recordsRead", "bytesRead", "bufferedRecords", "bufferedBytes", "throttlingEvents",
-    "avgFetchLatencyMs", "dataLossEvents", "fetchRounds", "oldestBufferedRecordAgeMs", "lastRoundBlocks", "blocksStored", "lastRoundMs",
+    "avgFetchLatencyMs", "dataLossEvents", "fetchRounds", "oldestBufferedRecordAgeMs", "lastRoundBlocks", "blocksStored",
+    "blockReadsLocal", "blockReadsRemote", "lastRoundMs",
     "driverLatestOffsetMs", "driverPlanInputPartitionsMs", "driverCommitMs", "offsetBytes")
 }

@@ -7,14 +7,19 @@ import org.apache.spark.unsafe.types.UTF8String
 import io.kinesisspark.aws.KinesisClients
 import io.kinesisspark.fetch.{KinesisRecord, RecordBlockCodec, ShardRangeIterator}
 
-/** Creates a [[KinesisPartitionReader]] per [[KinesisInputPartition]] on executors. */
-object KinesisPartitionReaderFactory extends PartitionReaderFactory {
+/**
+ * Creates a [[KinesisPartitionReader]] per [[KinesisInputPartition]] on executors. The counters travel here, not in
+ * the partitions: Spark deserializes a task's partition before the task's context exists, so an accumulator inside it
+ * would count into nothing; the factory comes with the task's RDD, inside the task.
+ */
+final case class KinesisPartitionReaderFactory(blockReads: Option[BlockReadCounters]) extends PartitionReaderFactory {
   override def createReader(partition: InputPartition): PartitionReader[InternalRow] =
-    new KinesisPartitionReader(partition.asInstanceOf[KinesisInputPartition])
+    new KinesisPartitionReader(partition.asInstanceOf[KinesisInputPartition], blockReads)
 }
 
 /** Turns the records of a partition's shard slices, one slice after the other, into rows of the query's [[KinesisRecordSchema]]. */
-final class KinesisPartitionReader(partition: KinesisInputPartition) extends PartitionReader[InternalRow] {
+final class KinesisPartitionReader(partition: KinesisInputPartition, blockReads: Option[BlockReadCounters] = None)
+    extends PartitionReader[InternalRow] {
   private val dataLoss = DataLossPolicy(partition.failOnDataLoss)
   private val rows: Iterator[InternalRow] = partition.slices.iterator.flatMap { slice =>
     val stream = UTF8String.fromString(slice.stream)
@@ -24,6 +29,7 @@ final class KinesisPartitionReader(partition: KinesisInputPartition) extends Par
       slice.ranges, partition.limits, dataLoss, new ShardRangeIterator.Output[InternalRow] {
         def fromRecord(record: KinesisRecord): InternalRow = schema.toRow(stream, shardId, record)
         def fromBlock(block: RecordBlockCodec.Cursor): InternalRow = schema.toRow(stream, shardId, block)
+        override def blockRead(local: Boolean): Unit = blockReads.foreach(_.read(local))
       })
   }
   private var current: InternalRow = _

@@ -1,5 +1,7 @@
 package io.kinesisspark
 
+import scala.collection.compat._
+
 import io.kinesisspark.fetch.FetchedRange
 
 /** One shard's part of a batch: records in (`from`, `to`], with the buffered ranges that hold them, if any. */
@@ -9,30 +11,50 @@ final case class ShardSlice(stream: String, shardId: String, from: ShardPosition
 
 /**
  * Groups a batch's shard slices into Spark partitions. By default each shard is one partition. When the blocks
- * are small on average (below `coalesceThresholdBlockSize`), slices are packed together, in order, into
- * partitions of about `coalesceBinSize` bytes, so thousands of tiny blocks do not become thousands of tasks.
- * A slice is never split: one shard's records stay in one task, in order.
+ * are small on average (below `coalesceThresholdBlockSize`), slices are packed together into partitions of about
+ * `coalesceBinSize` bytes, so thousands of tiny blocks do not become thousands of tasks. A slice is never split:
+ * one shard's records stay in one task, in order.
+ *
+ * Packing keeps reads local: slices are packed by the executor that holds most of their bytes, and a partition
+ * never mixes slices of two executors, so it can run where all its blocks are ([[KinesisInputPartition]] prefers
+ * that executor). Packed in plain shard order, a partition would hold blocks of every executor, and most of its
+ * reads would fetch blocks over the network.
+ *
+ * {{{
+ *   PartitionCoalescer.coalesce(slices, thresholdBlockSize = 10000000L, binSize = 128L << 20)
+ *     .map(group => KinesisInputPartition(connection, group, limits, failOnDataLoss, schema))
+ * }}}
  */
 object PartitionCoalescer {
   def coalesce(slices: Seq[ShardSlice], thresholdBlockSize: Long, binSize: Long): Seq[Seq[ShardSlice]] = {
-    val blocks = slices.flatMap(_.ranges).filter(_.block.isDefined)
-    val averageBlock = if (blocks.isEmpty) Long.MaxValue else blocks.map(_.bytes).sum / blocks.size
+    // Ranges of one shard's round share a block: the average is over blocks, not ranges.
+    val blockBytes = slices.iterator.flatMap(_.ranges).flatMap(r => r.block.map(b => (b.streamId, b.uniqueId) -> r.bytes))
+      .toSeq.groupMapReduce(_._1)(_._2)(_ + _)
+    val averageBlock = if (blockBytes.isEmpty) Long.MaxValue else blockBytes.values.sum / blockBytes.size
     if (averageBlock >= thresholdBlockSize) slices.map(Seq(_))
     else {
       val bins = Seq.newBuilder[Seq[ShardSlice]]
-      var current = Vector.empty[ShardSlice]
-      var currentBytes = 0L
-      slices.foreach { slice =>
-        if (current.nonEmpty && currentBytes + slice.bytes > binSize) {
-          bins += current
-          current = Vector.empty
-          currentBytes = 0L
+      slices.groupBy(location).toSeq.sortBy(_._1).foreach { case (_, here) =>
+        var current = Vector.empty[ShardSlice]
+        var currentBytes = 0L
+        here.foreach { slice =>
+          if (current.nonEmpty && currentBytes + slice.bytes > binSize) {
+            bins += current
+            current = Vector.empty
+            currentBytes = 0L
+          }
+          current :+= slice
+          currentBytes += slice.bytes
         }
-        current :+= slice
-        currentBytes += slice.bytes
+        if (current.nonEmpty) bins += current
       }
-      if (current.nonEmpty) bins += current
       bins.result()
     }
+  }
+
+  /** The executor that holds most of a slice's bytes ("" when it has no block: read from Kinesis anywhere). */
+  def location(slice: ShardSlice): String = {
+    val bytesByLocation = slice.ranges.flatMap(r => r.block.map(_.location -> r.bytes)).groupMapReduce(_._1)(_._2)(_ + _)
+    if (bytesByLocation.isEmpty) "" else bytesByLocation.maxBy(_._2)._1
   }
 }

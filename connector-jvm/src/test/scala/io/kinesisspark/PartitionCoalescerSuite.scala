@@ -6,10 +6,14 @@ import io.kinesisspark.ShardPosition._
 import io.kinesisspark.fetch.{BlockRef, FetchedRange}
 
 class PartitionCoalescerSuite extends AnyFunSuite {
-  private def slice(shard: String, blockBytes: Long*): ShardSlice =
+  private val ids = new java.util.concurrent.atomic.AtomicLong
+
+  private def slice(shard: String, blockBytes: Long*): ShardSlice = sliceAt("executor_h_1", shard, blockBytes: _*)
+
+  private def sliceAt(location: String, shard: String, blockBytes: Long*): ShardSlice =
     ShardSlice("s", shard, TrimHorizon, AfterRecord("1"),
-      blockBytes.zipWithIndex.map { case (b, i) =>
-        FetchedRange("s", shard, TrimHorizon, AfterRecord("1"), Some(BlockRef(1, i.toLong, "executor_h_1", 0, 10, last = true)), 1, b)
+      blockBytes.map { b =>
+        FetchedRange("s", shard, TrimHorizon, AfterRecord("1"), Some(BlockRef(1, ids.incrementAndGet(), location, 0, 10, last = true)), 1, b)
       })
 
   test("large blocks: one partition per shard") {
@@ -26,5 +30,22 @@ class PartitionCoalescerSuite extends AnyFunSuite {
   test("slices without blocks (read from Kinesis) stay one per shard") {
     val slices = Seq(slice("a"), slice("b"))
     assert(PartitionCoalescer.coalesce(slices, 10, 1000) == slices.map(Seq(_)))
+  }
+
+  test("packed slices never share a partition with another executor's blocks") {
+    val slices = Seq(sliceAt("executor_h_1", "a", 4), sliceAt("executor_h_2", "b", 4), sliceAt("executor_h_1", "c", 4),
+      sliceAt("executor_h_2", "d", 4), sliceAt("executor_h_1", "e", 4), slice("f"))
+    val bins = PartitionCoalescer.coalesce(slices, thresholdBlockSize = 10, binSize = 8)
+    assert(bins.map(_.map(_.shardId)) == Seq(Seq("f"), Seq("a", "c"), Seq("e"), Seq("b", "d")))
+    assert(bins.forall(_.map(PartitionCoalescer.location).distinct.size == 1))
+  }
+
+  test("the blocks' average counts a block that several ranges share once") {
+    def shared(shard: String, id: Long) = ShardSlice("s", shard, TrimHorizon, AfterRecord("3"), (0 until 3).map { i =>
+      FetchedRange("s", shard, TrimHorizon, AfterRecord("3"), Some(BlockRef(1, id, "executor_h_1", i * 4, 4, last = i == 2)), 1, 4)
+    })
+    val slices = Seq(shared("a", 100L), shared("b", 101L))
+    assert(PartitionCoalescer.coalesce(slices, thresholdBlockSize = 12, binSize = 1000) == slices.map(Seq(_)),
+      "blocks of 12 bytes are not small against a threshold of 12")
   }
 }

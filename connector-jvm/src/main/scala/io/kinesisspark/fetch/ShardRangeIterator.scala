@@ -80,7 +80,7 @@ final class ShardRangeIterator[T](
    */
   private def segmentOf(block: BlockRef): Option[ByteBuffer] = {
     val chunks = lastBlock.filter(_._1 == (block.streamId -> block.uniqueId)).map(_._2)
-      .orElse(BlockStoreBridge.get(block.streamId, block.uniqueId))
+      .orElse(BlockStoreBridge.get(block.streamId, block.uniqueId).map { got => output.blockRead(got.local); got.chunks })
     lastBlock = chunks.map((block.streamId -> block.uniqueId) -> _)
     chunks.map(RecordBlockCodec.segment(_, block.offset, block.length))
   }
@@ -115,6 +115,8 @@ object ShardRangeIterator {
   trait Output[T] {
     def fromRecord(record: KinesisRecord): T
     def fromBlock(block: RecordBlockCodec.Cursor): T
+    /** A block was got, from this executor (`local`) or another one. */
+    def blockRead(local: Boolean): Unit = ()
   }
 
   /** The records themselves. */

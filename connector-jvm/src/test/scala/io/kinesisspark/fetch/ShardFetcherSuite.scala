@@ -61,7 +61,7 @@ class ShardFetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(ranges.map(_.records) == Seq(5, 5, 2), "a response of at most 5 records per range")
     assert(ranges.flatMap(_.block).map(b => (b.uniqueId, b.last)) == Seq((0L, false), (0L, false), (0L, true)),
       "one block for the shard's round, its last segment marked")
-    assert(BlockStoreBridge.get(t.streamId, 0L).map(_.size).contains(3), "a segment per response")
+    assert(BlockStoreBridge.get(t.streamId, 0L).map(_.chunks.size).contains(3), "a segment per response")
     val fromKinesis = new ShardRangeIterator(api, "s", "shard-0", TrimHorizon, ranges.last.to, Nil, t.limits,
       DataLossPolicy(failOnDataLoss = true), ShardRangeIterator.Records).toSeq
     assert(fromKinesis.size == 12)
@@ -89,13 +89,22 @@ class ShardFetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
       assert(made.forall(_._5 == "block") == whole, s"($from, $to]: ${made.map(_._5)}")
     }
     assert(api.getRecordsCalls == 3 + 3, "blocks served every read but the one from Kinesis")
+    var got = Seq.empty[Boolean]
+    val counting = new ShardRangeIterator.Output[KinesisRecord] {
+      def fromRecord(r: KinesisRecord) = r
+      def fromBlock(b: RecordBlockCodec.Cursor) = b.record
+      override def blockRead(local: Boolean): Unit = got :+= local
+    }
+    assert(new ShardRangeIterator(api, "s", "shard-0", TrimHorizon, ranges.last.to, ranges, t.limits,
+      DataLossPolicy(failOnDataLoss = true), counting).size == 12)
+    assert(got == Seq(true), "the three ranges of one local block get it once")
     BlockStoreBridge.removeAll(t.streamId)
   }
 
   test("a shard's block is stored once it holds BlockTargetBytes, and again at the end of the round") {
     val api = new FakeKinesisApi()
-    val mb = new Array[Byte](1024 * 1024)
-    (0 until 20).foreach(i => api.put("shard-0", s"k$i", mb)) // 4 responses of 5 MB: stored after 2, and after 4
+    val half = new Array[Byte](512 * 1024)
+    (0 until 20).foreach(i => api.put("shard-0", s"k$i", half)) // 4 responses of 2.5 MB: stored after 2, and after 4
     val t = task(1)
     val result = ShardFetcher.fetch(t, api, attemptNumber = Some(0)).head
     assert(api.getRecordsCalls == 5, "4 full responses, then one at the tip")
@@ -103,6 +112,23 @@ class ShardFetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(result.ranges.flatMap(_.block).map(b => (b.uniqueId, b.last)) == Seq((0L, false), (0L, true), (1L, false), (1L, true)),
       result.ranges)
     assert(result.ranges.sliding(2).forall(p => p.head.to == p(1).from), "ranges follow one another")
+    BlockStoreBridge.removeAll(t.streamId)
+  }
+
+  test("a task stores its largest pending block once its shards together hold TaskPendingBytes") {
+    val data = new Array[Byte](700 * 1024) // a response of 5 records: 3.5 MB, under BlockTargetBytes
+    var storedBeforeLastShard: Option[Boolean] = None
+    val t = task(6)
+    val api = new FakeKinesisApi() {
+      override def getRecords(name: String, iterator: String, limit: Int): GetRecordsResult = {
+        if (iterator.startsWith("shard-5:0")) storedBeforeLastShard = Some(BlockStoreBridge.get(t.streamId, 0L).isDefined)
+        super.getRecords(name, iterator, limit)
+      }
+    }
+    (0 until 6).foreach(s => (0 until 5).foreach(i => api.put(s"shard-$s", s"k$i", data)))
+    val results = ShardFetcher.fetch(t, api, attemptNumber = Some(0))
+    assert(results.map(_.ranges.map(_.records).sum) == Seq.fill(6)(5))
+    assert(storedBeforeLastShard.contains(true), "17.5 MB pending over five shards: the first was stored early")
     BlockStoreBridge.removeAll(t.streamId)
   }
 

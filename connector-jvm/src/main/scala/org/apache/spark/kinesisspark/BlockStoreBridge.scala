@@ -60,19 +60,22 @@ object BlockStoreBridge {
    * and never written again, so they stay readable even if the block is removed meanwhile). Callers must not write
    * to them. A block from disk or from another executor comes back as one buffer, its chunks concatenated.
    */
-  def get(streamId: Int, uniqueId: Long): Option[Seq[ByteBuffer]] = {
+  def get(streamId: Int, uniqueId: Long): Option[Got] = {
     val bm = SparkEnv.get.blockManager
     val id = StreamBlockId(streamId, uniqueId)
     bm.getLocalBytes(id) match {
       case Some(data) =>
         try data match {
-          case inMemory: ByteBufferBlockData => Some(inMemory.buffer.getChunks().toSeq)
+          case inMemory: ByteBufferBlockData => Some(Got(inMemory.buffer.getChunks().toSeq, local = true))
           // Spilled to disk: read onto the heap (toByteBuffer would map a large file until the next GC).
-          case other => Some(Seq(other.toChunkedByteBuffer(ByteBuffer.allocate).toByteBuffer))
+          case other => Some(Got(Seq(other.toChunkedByteBuffer(ByteBuffer.allocate).toByteBuffer), local = true))
         } finally bm.releaseLockAndDispose(id, data)
-      case None => bm.getRemoteBytes(id).map(b => Seq(b.toByteBuffer))
+      case None => bm.getRemoteBytes(id).map(b => Got(Seq(b.toByteBuffer), local = false))
     }
   }
+
+  /** A block's bytes, and whether they were on this executor. */
+  final case class Got(chunks: Seq[ByteBuffer], local: Boolean)
 
   // Blocks are stored with tellMaster = true, so the driver's block manager master knows every one of them and the
   // filters below run there alone. Asking the executors' storage endpoints too would ship the filter, a function of
