@@ -28,7 +28,9 @@ def test_packed_partitions_read_their_blocks_on_the_executor_that_holds_them(emu
     # Every block counts as small, so every batch is packed; a task per shard spreads the blocks over both executors.
     options = source_options(emulator.endpoint, name, coalesceThresholdBlockSize="1000000000", shardsPerTask="1",
                              maxFetchDuration="1s")
-    job = cluster_job(tmp_path / "job", options, trigger_s=2).start()
+    # What is checked is how partitions are packed, not how soon Spark gives up waiting for the preferred executor
+    # (3 s by default): both executors are on one host, so a task that waited longer would run on the other one.
+    job = cluster_job(tmp_path / "job", options, conf={"spark.locality.wait": "30s"}, trigger_s=2).start()
     try:
         deadline = time.monotonic() + 240
         while True:
@@ -40,7 +42,8 @@ def test_packed_partitions_read_their_blocks_on_the_executor_that_holds_them(emu
             time.sleep(1.0)
     finally:
         producer.stop()
+    # Executors log each block they store (MemoryStore, INFO); a replaced executor would add a third directory.
     holders = [d.name for d in sorted((SPARK_WORK / job.app_id).iterdir())
-               if "MemoryStore: Block input-" in (d / "stderr").read_text(errors="replace")]
-    assert len(holders) == 2, f"blocks were stored on executors {holders} only: the test needs both"
+               if (d / "stderr").exists() and "MemoryStore: Block input-" in (d / "stderr").read_text(errors="replace")]
+    assert len(holders) >= 2, f"blocks were stored on executors {holders} only: the test needs both"
     assert local / (local + remote) >= 0.9, f"{local} local and {remote} remote block reads"
