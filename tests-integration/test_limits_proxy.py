@@ -388,7 +388,7 @@ import io.kinesisspark.shaded.awssdk.auth.credentials.StaticCredentialsProvider;
 import io.kinesisspark.shaded.awssdk.awscore.exception.AwsServiceException;
 import io.kinesisspark.shaded.awssdk.awscore.retry.AwsRetryStrategy;
 import io.kinesisspark.shaded.awssdk.core.SdkBytes;
-import io.kinesisspark.shaded.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import io.kinesisspark.shaded.awssdk.http.apache.ApacheHttpClient;
 import io.kinesisspark.shaded.awssdk.regions.Region;
 import io.kinesisspark.shaded.awssdk.services.kinesis.KinesisClient;
 import io.kinesisspark.shaded.awssdk.services.kinesis.model.*;
@@ -403,7 +403,7 @@ public class ProxyCheck {
         .endpointOverride(URI.create(args[0]))
         .region(Region.US_EAST_1)
         .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("test", "test")))
-        .httpClient(UrlConnectionHttpClient.builder().build())
+        .httpClient(ApacheHttpClient.builder().build())
         .overrideConfiguration(o -> o.retryStrategy(AwsRetryStrategy.doNotRetry()))
         .build();
     String stream = args[1];
