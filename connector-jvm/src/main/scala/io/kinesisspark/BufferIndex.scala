@@ -16,9 +16,9 @@ final class BufferIndex {
   // summed over every range of every shard each time.
   private var records = 0L
   private var bytes = 0L
-  // Per shard, the bytes of ranges already dropped whose block is still held (a later range shares it): the executor
-  // keeps them until that block goes, so they stay in `bytes`, which bounds what prefetching may add.
-  private val heldBack = mutable.Map.empty[(String, String), Long]
+  // Per shard, the records and bytes of ranges already dropped whose block is still held (a later range shares it):
+  // the executor keeps them until that block goes, so they stay in the totals (`bytes` bounds what prefetching adds).
+  private val heldBack = mutable.Map.empty[(String, String), (Long, Long)]
 
   private def counted(ranges: Iterable[FetchedRange], sign: Int): Unit = ranges.foreach { r =>
     records += sign * r.records.toLong
@@ -71,11 +71,13 @@ final class BufferIndex {
       offset.position(stream, shard).foreach { committed =>
         val (done, rest) = chain.span(r => reaches(committed, r.to))
         done.foreach { r =>
-          records -= r.records
           r.block match {
-            case Some(b) if !b.last => heldBack(key) = heldBack.getOrElse(key, 0L) + r.bytes
+            case Some(b) if !b.last =>
+              val (heldRecords, heldBytes) = heldBack.getOrElse(key, (0L, 0L))
+              heldBack(key) = (heldRecords + r.records, heldBytes + r.bytes)
             case block =>
-              bytes -= r.bytes + (if (block.isDefined) heldBack.remove(key).getOrElse(0L) else 0L)
+              counted(Seq(r), -1)
+              if (block.isDefined) release(key)
               block.foreach(dropped += _)
           }
         }
@@ -90,7 +92,7 @@ final class BufferIndex {
     val keys = chains.keys.filter(_._1 == stream).toSeq
     val blocks = keys.flatMap(chains(_)).flatMap(_.block).filter(_.last)
     keys.foreach(k => counted(chains(k), -1))
-    keys.foreach(k => bytes -= heldBack.remove(k).getOrElse(0L))
+    keys.foreach(release)
     keys.foreach(chains.remove)
     blocks
   }
@@ -105,6 +107,13 @@ final class BufferIndex {
     all
   }
 
+  /** Takes a shard's held-back records and bytes out of the totals: their block is going. */
+  private def release(key: (String, String)): Unit = heldBack.remove(key).foreach { case (heldRecords, heldBytes) =>
+    records -= heldRecords
+    bytes -= heldBytes
+  }
+
+  /** Records and bytes the executors hold for this query: buffered ranges, and read ones whose block is still held. */
   def bufferedRecords: Long = synchronized(records)
   def bufferedBytes: Long = synchronized(bytes)
 

@@ -58,7 +58,7 @@ class BufferIndexSuite extends AnyFunSuite {
     val buffer = index(a, b, c)
     assert(buffer.dropThrough(KinesisSourceOffset(Map("s" -> Map("shard-0" -> AfterRecord("20"))))).isEmpty,
       "the third range still reads the block")
-    assert(buffer.bufferedRecords == 10 && buffer.bufferedBytes == 300, "the executor still holds the whole block")
+    assert(buffer.bufferedRecords == 30 && buffer.bufferedBytes == 300, "the executor still holds the whole block")
     assert(buffer.dropThrough(KinesisSourceOffset(Map("s" -> Map("shard-0" -> AfterRecord("30"))))).map(_.uniqueId) == Seq(7L))
     assert(buffer.bufferedRecords == 0 && buffer.bufferedBytes == 0)
     assert(index(a, b, c).clear().map(_.uniqueId) == Seq(7L) && index(a, b, c).dropStream("s").map(_.uniqueId) == Seq(7L))
