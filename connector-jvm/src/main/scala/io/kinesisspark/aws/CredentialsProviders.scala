@@ -62,7 +62,7 @@ object CredentialsProviders {
 
   private def assumeRole(role: AwsCredentialsConfig.AssumeRole, tls: TlsSettings, base: AwsCredentialsProvider)
       : AwsCredentialsProvider = {
-    SdkLogging.capSignerLogging
+    SdkLogging.capSecretLogging
     val sts = StsClient.builder()
       .region(Region.of(role.sts.region))
       .credentialsProvider(base)

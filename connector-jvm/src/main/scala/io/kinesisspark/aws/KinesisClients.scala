@@ -50,7 +50,7 @@ object KinesisClients {
    *                back off per shard rather than inside one blocked call)
    */
   private def syncClient(connection: AwsConnection, retries: RetryStrategy): KinesisClient = {
-    SdkLogging.capSignerLogging
+    SdkLogging.capSecretLogging
     val builder = KinesisClient.builder()
       .region(Region.of(connection.region))
       .credentialsProvider(CredentialsProviders.get(connection.credentials, connection.tls))

@@ -21,7 +21,7 @@ object AsyncClients {
 
   def kinesis(connection: AwsConnection): KinesisAsyncClient =
     clients.computeIfAbsent(connection, c => {
-      SdkLogging.capSignerLogging
+      SdkLogging.capSecretLogging
       val plainText = c.endpoint.exists(_.getScheme.toLowerCase(Locale.ROOT) == "http")
       val builder = KinesisAsyncClient.builder()
         .region(Region.of(c.region))
