@@ -1,7 +1,5 @@
 package io.kinesisspark
 
-import scala.collection.compat._
-
 import org.apache.spark.sql.connector.read.InputPartition
 
 import io.kinesisspark.aws.AwsConnection
@@ -18,9 +16,5 @@ final case class KinesisInputPartition(
     failOnDataLoss: Boolean,
     recordSchema: KinesisRecordSchema) extends InputPartition {
 
-  override def preferredLocations(): Array[String] = {
-    val bytesByLocation = slices.flatMap(_.ranges).flatMap(r => r.block.map(_.location -> r.bytes))
-      .groupMapReduce(_._1)(_._2)(_ + _)
-    if (bytesByLocation.isEmpty) Array.empty else Array(bytesByLocation.maxBy(_._2)._1)
-  }
+  override def preferredLocations(): Array[String] = PartitionCoalescer.holderOfMost(slices.flatMap(_.ranges)).toArray
 }

@@ -53,8 +53,11 @@ object PartitionCoalescer {
   }
 
   /** The executor that holds most of a slice's bytes ("" when it has no block: read from Kinesis anywhere). */
-  def location(slice: ShardSlice): String = {
-    val bytesByLocation = slice.ranges.flatMap(r => r.block.map(_.location -> r.bytes)).groupMapReduce(_._1)(_._2)(_ + _)
-    if (bytesByLocation.isEmpty) "" else bytesByLocation.maxBy(_._2)._1
+  def location(slice: ShardSlice): String = holderOfMost(slice.ranges).getOrElse("")
+
+  /** The executor that holds most of these ranges' bytes, if any is in a block. */
+  def holderOfMost(ranges: Seq[FetchedRange]): Option[String] = {
+    val bytesByLocation = ranges.flatMap(r => r.block.map(_.location -> r.bytes)).groupMapReduce(_._1)(_._2)(_ + _)
+    if (bytesByLocation.isEmpty) None else Some(bytesByLocation.maxBy(_._2)._1)
   }
 }
