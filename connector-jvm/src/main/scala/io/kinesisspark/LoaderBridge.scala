@@ -27,11 +27,19 @@ object LoaderBridge {
     case _ => None
   }
 
-  private def copy(obj: AnyRef): AnyRef = {
+  private def copy(obj: AnyRef): AnyRef = fromBytes(toBytes(obj))
+
+  /** `obj` Java-serialized: to cross a boundary whose other side may load the connector's classes differently. */
+  def toBytes(obj: AnyRef): Array[Byte] = {
     val bytes = new ByteArrayOutputStream()
     val out = new ObjectOutputStream(bytes)
     try out.writeObject(obj) finally out.close()
-    val in = new ObjectInputStream(new ByteArrayInputStream(bytes.toByteArray)) {
+    bytes.toByteArray
+  }
+
+  /** What [[toBytes]] made, its classes resolved with the connector's loader first. */
+  def fromBytes(bytes: Array[Byte]): AnyRef = {
+    val in = new ObjectInputStream(new ByteArrayInputStream(bytes)) {
       override def resolveClass(desc: ObjectStreamClass): Class[_] =
         try Class.forName(desc.getName, false, ownLoader)
         catch { case _: ClassNotFoundException => super.resolveClass(desc) }

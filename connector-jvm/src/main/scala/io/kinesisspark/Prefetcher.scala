@@ -1,6 +1,7 @@
 package io.kinesisspark
 
 import java.time.Clock
+import java.util.UUID
 import java.util.concurrent.atomic.AtomicLong
 
 import scala.collection.mutable
@@ -8,8 +9,8 @@ import scala.concurrent.Await
 import scala.concurrent.duration.Duration
 import scala.util.control.NonFatal
 
-import org.apache.spark.{FutureAction, SparkContext}
-import org.apache.spark.kinesisspark.BlockStoreBridge
+import org.apache.spark.{FutureAction, SparkContext, TaskContext}
+import org.apache.spark.kinesisspark.{BlockStoreBridge, FetchResultChannel}
 import org.slf4j.LoggerFactory
 
 import io.kinesisspark.ShardPosition.{Finished, TrimHorizon, reaches}
@@ -19,10 +20,12 @@ import io.kinesisspark.fetch._
 
 /**
  * The driver's background prefetcher. A daemon thread runs fetch rounds back to back (another lists shards, on
- * its own schedule): each round is one Spark
- * job whose tasks fetch `shardsPerTask` shards each, on the executor that fetched them last (so readers keep their
- * iterators and rate limits), and leave the records there as blocks. The blocks' metadata goes into the
- * [[BufferIndex]]; the stream exposes it as batch ends.
+ * its own schedule): each round is one Spark job whose tasks hand `shardsPerTask` shards each to the
+ * [[FetchService]] of the executor that fetched them last (so readers keep their iterators and rate limits) and
+ * return at once: the executor fetches them on its own threads, holding no task slot, leaves the records there as
+ * blocks, and delivers the blocks' metadata to this prefetcher's [[FetchResultChannel]] endpoint. The round ends
+ * when every result has come (or its executor is lost); the metadata goes into the [[BufferIndex]], and the stream
+ * exposes it as batch ends.
  *
  * It pauses while the buffer holds `fetchBufferSize` bytes or more, lists shards every `shardFetchInterval`, and
  * fetches a child shard as soon as its parents have been fetched to their end (the stream still exposes the
@@ -84,6 +87,14 @@ final class Prefetcher(
   // Lists shards on its own schedule, so a slow or throttled control plane never holds up fetching.
   private var lister: Thread = _
   private var runningRound: Option[FutureAction[_]] = None
+  // Where executors deliver what they fetched: a name of its own per prefetcher (streamId alone may repeat across
+  // the class loaders of Spark Connect sessions).
+  private val resultEndpoint = s"kinesis-spark-prefetch-$streamId-${UUID.randomUUID()}"
+  private var receiver: Option[FetchResultChannel.Receiver] = None
+  private val nextTicket = new AtomicLong(0)
+  // The running round's tickets: where each was dispatched (None until its task says), and those delivered.
+  private val awaited = mutable.Map.empty[Long, Option[String]]
+  private val delivered = mutable.Map.empty[Long, Seq[ShardFetchResult]]
 
   /** Starts prefetching from `start` (idempotent: later calls only add shards `start` knows and we do not). */
   def start(start: KinesisSourceOffset): Unit = synchronized {
@@ -94,7 +105,8 @@ final class Prefetcher(
     options.streams.filterNot(start.streams.contains).filterNot(graphs.contains).foreach { stream =>
       addedStreamAt.getOrElseUpdate(stream, clock.millis())
     }
-    if (thread == null) {
+    if (thread == null && !stopped) {
+      receiver = Some(FetchResultChannel.open(resultEndpoint)(onResult))
       thread = new Thread(() => run(), s"kinesis-spark-prefetcher-$streamId")
       thread.setDaemon(true)
       thread.start()
@@ -134,7 +146,7 @@ final class Prefetcher(
   /** The blocks every round so far stored. */
   def blocksStored: Long = synchronized(blocksStoredTotal)
 
-  /** How long the latest round that fetched took, from its job's submission to its last task's result. */
+  /** How long the latest round that fetched took, from its job's submission to its last result's delivery. */
   def lastRoundMillis: Long = synchronized(lastRoundDuration)
 
   /** Data-loss events the driver saw (deleted streams); shard readers count theirs in [[shardStats]]. */
@@ -180,36 +192,42 @@ final class Prefetcher(
   /** Stops the thread, cancels a running round, and drops every block and cached reader of this stream. */
   def stop(): Unit = {
     // Under the lock that guards submitting a round: after this, no round starts, and the one running is known.
-    val (t, l, round) = synchronized { stopped = true; notifyAll(); (thread, lister, runningRound) }
+    // After this, no round starts, no result is taken (executors remove the blocks of those they deliver later),
+    // and the round being dispatched is known.
+    val (t, l, round, listening) = synchronized {
+      stopped = true
+      notifyAll()
+      (thread, lister, runningRound, receiver)
+    }
     round.foreach(_.cancel())
+    listening.foreach(_.close()) // executors' fetches for this query end at their next call (see FetchService)
     if (t != null) { t.interrupt(); t.join(StopWaitMillis) }
     if (l != null) { l.interrupt(); l.join(StopWaitMillis) }
     consumers.foreach(_.stop())
     remover.stop() // what it had queued goes with the sweep below
-    ShardReaderCache.dropStream(streamId) // this JVM's subscriptions (local mode); executors pause theirs when idle
+    ShardReaderCache.dropStream(streamId) // this JVM's fetches and subscriptions (local mode) end now
     buffer.clear()
     BlockStoreBridge.removeAll(streamId)
-    // Cancelling a job only asks its tasks to stop: a fetch task that was storing a block, or had just finished,
-    // when the query stopped may leave blocks after the sweep above (a killed task removes its own; a finished
-    // one's result goes nowhere). Sweep again once the round's tasks are gone.
-    round.foreach { r => awaitTasksEnded(r.jobIds, StopWaitMillis); BlockStoreBridge.removeAll(streamId) }
+    // A fetch in this JVM that was storing a block as the stop came removes it itself, but may do so after the
+    // sweep above reached the master: sweep again once they are gone. (Executors elsewhere remove their own.)
+    val deadline = clock.millis() + StopWaitMillis
+    while (FetchService.pending(streamId) > 0 && clock.millis() < deadline) Thread.sleep(20)
+    BlockStoreBridge.removeAll(streamId)
   }
 
-  /**
-   * Waits until no task of `jobIds` runs. Spark's status tracker learns of task starts and ends through the
-   * listener bus, a little after they happen, so "none running" must hold for a while before it is believed.
-   */
-  private def awaitTasksEnded(jobIds: Seq[Int], timeoutMs: Long): Unit = {
-    val tracker = sc.statusTracker
-    def activeTasks: Int = jobIds.iterator
-      .flatMap(job => tracker.getJobInfo(job).toSeq.flatMap(_.stageIds))
-      .flatMap(stage => tracker.getStageInfo(stage).toSeq)
-      .map(_.numActiveTasks).sum
-    val deadline = clock.millis() + timeoutMs
-    var quietSince = clock.millis()
-    while (clock.millis() - quietSince < TrackerSettleMillis && clock.millis() < deadline) {
-      if (activeTasks > 0) quietSince = clock.millis()
-      Thread.sleep(20)
+  /** An executor's delivery of a ticket's results: kept if the running round waits for it (see [[FetchService]]). */
+  private def onResult(bytes: Array[Byte]): Int = {
+    val (ticket, results) = LoaderBridge.fromBytes(bytes) match {
+      case (id: java.lang.Long, rs: Seq[_]) => (id.longValue(), rs.map(r => r.asInstanceOf[ShardFetchResult]))
+      case other => throw new IllegalStateException(s"an executor delivered a ${other.getClass.getName}")
+    }
+    synchronized {
+      if (stopped) FetchResultChannel.Closed
+      else if (awaited.contains(ticket) && !delivered.contains(ticket)) {
+        delivered(ticket) = results
+        notifyAll()
+        FetchResultChannel.Accepted
+      } else FetchResultChannel.Refused
     }
   }
 
@@ -414,46 +432,90 @@ final class Prefetcher(
   }
 
   /**
-   * One Spark job; tasks go to the executor that last fetched their first shard and share the buffer's free
-   * `room` equally, so the buffer exceeds `fetchBufferSize` by at most one response per task.
+   * One round: a Spark job whose tasks go to the executor that last fetched their first shard, hand their shards to
+   * its [[FetchService]] and return; then the results as executors deliver them. Tasks share the buffer's free
+   * `room` equally, so the buffer exceeds `fetchBufferSize` by at most one response per task. The round ends when
+   * every task's result has come, or its executor is gone (its shards are fetched again next round from where the
+   * buffer ends; a result delivered after that is refused and its blocks removed).
    */
   private def runJob(orders: Seq[ShardFetchOrder], room: Long): Seq[ShardFetchResult] = {
-    val located = synchronized {
+    val tickets = synchronized {
       val groups = orders.sortBy(o => (stats.get((o.stream, o.shardId)).flatMap(_.location).getOrElse(""), o.stream, o.shardId))
         .grouped(options.shardsPerTask).toSeq
       val share = math.max(1L, room / groups.size)
       groups.map { group =>
         val location = stats.get((group.head.stream, group.head.shardId)).flatMap(_.location).toSeq
-        (ShardFetchTask(options.connection, limits, streamId, group, share, dataLoss,
-          options.efo.flatMap(_.subscriptionMaxEvents), arrivalCut), location)
+        (FetchTicket(resultEndpoint, nextTicket.getAndIncrement(), ShardFetchTask(options.connection, limits, streamId,
+          group, share, dataLoss, options.efo.flatMap(_.subscriptionMaxEvents), arrivalCut)), location)
       }
     }
     // Submitted under the lock `stop` takes, so a stop either sees this round (and cancels it) or prevents it.
-    val round = synchronized {
+    val dispatching = synchronized {
       if (stopped) return Nil
+      tickets.foreach { case (ticket, _) => awaited(ticket.id) = None }
       sc.setJobGroup(jobGroup, s"kinesis-spark prefetch: ${orders.size} shard(s) of ${options.streams.mkString(",")}",
         interruptOnCancel = true)
       try {
-        // Collected as plain objects: with the jar added to a Connect session the results come back as another
-        // loader's ShardFetchResult, which an Array[ShardFetchResult] refuses (see LoaderBridge).
-        val submitted = sc.makeRDD(located)
-          .mapPartitions(_.flatMap(task => ShardFetcher.fetch(task, KinesisClients.api(task.connection)))
-            .map(result => result: AnyRef))
+        // Spark's own types come back (ticket id, location): with the jar added to a Connect session, the connector's
+        // would be another loader's classes here (see LoaderBridge).
+        val submitted = sc.makeRDD(dispatchTasks(tickets))
+          .mapPartitions(_.flatMap { group =>
+            val attempt = Option(TaskContext.get()).map(_.attemptNumber()).getOrElse(0)
+            group.map(ticket => (Long.box(ticket.id), FetchService.dispatch(ticket, attempt)): AnyRef)
+          })
           .collectAsync()
         runningRound = Some(submitted)
         submitted
       } finally sc.clearJobGroup()
     }
-    try Await.result(round, Duration.Inf).map(r => LoaderBridge.adopt[ShardFetchResult](r).getOrElse(
-      throw new IllegalStateException(s"a prefetch task returned a ${r.getClass.getName}, not a ShardFetchResult")))
-    finally synchronized { runningRound = None }
+    val dispatched = try Await.result(dispatching, Duration.Inf) finally synchronized { runningRound = None }
+    synchronized {
+      dispatched.foreach {
+        case (id: java.lang.Long, location: String) => awaited(id.longValue()) = Some(location)
+        case other => throw new IllegalStateException(s"a prefetch task returned a ${other.getClass.getName}")
+      }
+    }
+    awaitResults()
+  }
+
+  /**
+   * The round's Spark tasks: one per executor for the tickets that go back to it, and the tickets of shards no
+   * executor fetched yet spread over `defaultParallelism` tasks. A task only hands tickets over, so there is no
+   * reason for more: at 10,000 shards a task per ticket meant 2,000 tasks a round for the scheduler.
+   */
+  private def dispatchTasks(tickets: Seq[(FetchTicket, Seq[String])]): Seq[(Seq[FetchTicket], Seq[String])] =
+    tickets.groupBy(_._2).toSeq.sortBy(_._1.headOption).flatMap {
+      case (Seq(), unplaced) =>
+        val perTask = math.max(1, math.ceil(unplaced.size.toDouble / math.max(1, sc.defaultParallelism)).toInt)
+        unplaced.map(_._1).grouped(perTask).map(_ -> Seq.empty[String])
+      case (location, placed) => Seq(placed.map(_._1) -> location)
+    }
+
+  /** Waits until every ticket of the round is delivered or lost with its executor; their results, in ticket order. */
+  private def awaitResults(): Seq[ShardFetchResult] = {
+    var lost = Set.empty[Long]
+    try {
+      while (synchronized(!stopped && awaited.keys.exists(id => !delivered.contains(id) && !lost(id)))) {
+        val live = BlockStoreBridge.liveLocations()
+        synchronized {
+          val gone = awaited.collect { case (id, Some(at)) if !delivered.contains(id) && !live(at) => id -> at }
+          gone.foreach { case (id, at) =>
+            log.warn(s"Prefetch ticket $id was fetching on $at, which is gone; its shards are fetched again next round")
+          }
+          lost ++= gone.keys
+          if (!stopped && awaited.keys.exists(id => !delivered.contains(id) && !lost(id))) wait(LivenessCheckMillis)
+        }
+      }
+      synchronized(if (stopped) Nil else awaited.keys.toSeq.sorted.flatMap(delivered.get).flatten)
+    } finally synchronized { awaited.clear(); delivered.clear() }
   }
 }
 
 object Prefetcher {
   private val log = LoggerFactory.getLogger(classOf[Prefetcher])
   private val StopWaitMillis = 10000L
-  private val TrackerSettleMillis = 500L
+  /** How often a round waiting for results checks that the executors fetching them are still there. */
+  private val LivenessCheckMillis = 500L
   private val MinListingGapMs = 100L
 }
 

@@ -5,10 +5,10 @@ import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.kinesisspark.ShardPosition.{AfterRecord, Finished, TrimHorizon}
-import io.kinesisspark.aws.KinesisClients
+import io.kinesisspark.aws.{GetRecordsResult, KinesisClients}
 import io.kinesisspark.fetch.FakeKinesisApi
 
-/** The prefetcher's bookkeeping on the driver, without starting its threads. */
+/** The prefetcher on the driver of a one-core local SparkContext, against an in-memory Kinesis. */
 class PrefetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
   private var sc: SparkContext = _
 
@@ -56,6 +56,39 @@ class PrefetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
       val r = StartReconciler.reconcile(offset("shardId-1" -> AfterRecord("110")), Seq("s"), prefetcher.listings,
         prefetcher.startingPosition, allowStreamRemoval = false)
       assert(r.base.streams("s") == Map("shardId-1" -> AfterRecord("110")) && r.fresh.isEmpty, r)
+    } finally prefetcher.stop()
+  }
+
+  test("a prefetch round holds no task slot while Kinesis answers: a job submitted during the round runs at once") {
+    // Issue 17: rounds were Spark jobs whose tasks held a core for up to maxFetchDuration, and under Spark's FIFO
+    // scheduling a batch's tasks waited behind them. Here: one core, and a 4 s round against a slow Kinesis.
+    val options = KinesisSourceOptions.parse(Map("streamName" -> "s", "region" -> "us-east-1",
+      "endpoint" -> "http://127.0.0.1:7", "awsAccessKey" -> "test", "awsSecretKey" -> "test",
+      "maxFetchDuration" -> "4s", "maxRecordsPerFetch" -> "10", "minFetchPeriod" -> "200ms"))
+    val api = new FakeKinesisApi("s") {
+      override def getRecords(name: String, iterator: String, limit: Int): GetRecordsResult = {
+        Thread.sleep(100)
+        super.getRecords(name, iterator, limit)
+      }
+    }
+    api.add("shardId-0", 10000)
+    KinesisClients.install(options.connection, api)
+    val prefetcher = new Prefetcher(sc, options, streamId = 79)
+    def await(what: String)(condition: => Boolean): Unit = {
+      val deadline = System.currentTimeMillis() + 20000
+      while (!condition && System.currentTimeMillis() < deadline) Thread.sleep(20)
+      assert(condition, what)
+    }
+    try {
+      prefetcher.start(offset("shardId-0" -> TrimHorizon))
+      await("the round never called GetRecords twice")(api.getRecordsCalls >= 2)
+      val started = System.nanoTime()
+      assert(sc.parallelize(1 to 10, 1).map(_ * 2).sum() == 110.0)
+      val tookMs = (System.nanoTime() - started) / 1000000
+      assert(prefetcher.buffer.bufferedRecords == 0, "the round had ended before the job: nothing was shown")
+      assert(tookMs < 2000, s"a job submitted during a prefetch round took $tookMs ms: it waited for the round")
+      await("the round's records never reached the buffer")(prefetcher.buffer.bufferedRecords > 0)
+      assert(prefetcher.buffer.bufferedRecords >= 100, "the round fetched for seconds, ten records a call")
     } finally prefetcher.stop()
   }
 }

@@ -4,7 +4,6 @@ import java.time.Clock
 
 import scala.util.control.NonFatal
 
-import org.apache.spark.{TaskContext, TaskKilledException}
 import org.apache.spark.kinesisspark.BlockStoreBridge
 import org.slf4j.LoggerFactory
 
@@ -14,23 +13,19 @@ import io.kinesisspark.aws.KinesisApi
 import io.kinesisspark.efo.EfoShardReader
 
 /**
- * Runs on an executor: reads the shards of one task, interleaved (always the shard whose reader may call
- * soonest), until each is caught up with its tip, has ended, or has read `maxRoundBytes`, or the round has run
- * `maxRoundMillis`, or the task has read its share of the buffer's free room. What a shard returns in a round
- * (GetRecords responses or, with enhanced fan-out, subscription events) becomes one block in the local
+ * Runs on an executor, in its [[FetchService]]: reads the shards of one prefetch task, interleaved (always the shard
+ * whose reader may call soonest), until each is caught up with its tip, has ended, or has read `maxRoundBytes`, or
+ * the round has run `maxRoundMillis`, or the task has read its share of the buffer's free room. What a shard returns
+ * in a round (GetRecords responses or, with enhanced fan-out, subscription events) becomes one block in the local
  * BlockManager, each response a segment of it and a range of its own: storing a block reports it to the driver's
  * block manager master, one RPC, and a backlogged shard answers up to 50 calls a round. A shard stores its block
  * early once it holds [[BlockTargetBytes]], and a task its largest once all its shards hold [[TaskPendingBytes]], so
  * what a task holds outside Spark's memory manager stays bounded.
  *
- * A second attempt of a task (a retry after its executor was lost, or a speculative copy) fetches nothing, after
- * waiting out the original's round: the next round fetches its shards again. So an error does not fail the task (its retry would swallow it): it is returned in
- * a result ([[FetchFailure]]) and fails the query on the driver.
+ * An error does not escape: it is returned in a result ([[FetchFailure]]) and fails the query on the driver.
  */
 object ShardFetcher {
   private val log = LoggerFactory.getLogger(getClass)
-  /** How much longer than a round a second attempt waits: the original's last call may end after its deadline. */
-  val SecondAttemptMarginMs = 5000L
   /**
    * A shard's responses are stored once they hold this many encoded bytes (and at the end of its round). Larger
    * blocks mean fewer RPCs, but a batch that reads one range of a block held by another executor (or spilled to
@@ -40,35 +35,32 @@ object ShardFetcher {
   /** What a task holds unstored, over all its shards, at most (plus one response): past it, the largest is stored. */
   val TaskPendingBytes: Long = 16L * 1024 * 1024
 
-  def fetch(task: ShardFetchTask, api: KinesisApi, clock: Clock = Clock.systemUTC(),
-      attemptNumber: Option[Int] = None): Seq[ShardFetchResult] = {
-    val context = Option(TaskContext.get())
-    val attempt = attemptNumber.orElse(context.map(_.attemptNumber())).getOrElse(0)
-    if (attempt > 0) {
-      // A speculative copy must not finish first: Spark would keep its empty result and kill the original, and a
-      // backlogged shard's task (the slowest of a round, so the one speculated) would never deliver. So it waits
-      // out the original's whole round (Spark kills it when the original finishes), then returns nothing.
-      log.info(s"Attempt $attempt of a prefetch task of ${task.orders.size} shard(s) fetches nothing (another attempt " +
-        "may be reading them); the next round fetches them")
-      Thread.sleep(task.limits.maxRoundMillis + SecondAttemptMarginMs)
-      return Nil
-    }
-    // A task that fails or is killed (its job cancelled when the query stops) returns no result, so the driver never
-    // learns of the blocks it stored: remove them here, on the task's own thread once it has stopped storing.
+  /** Thrown inside a fetch whose query stopped; [[fetch]] removes what it stored and returns nothing. */
+  private final class Cancelled extends RuntimeException("prefetch cancelled", null, false, false)
+
+  /**
+   * Fetches `task`; nothing (and no block left behind) once `cancelled` says so. The blocks a result points at are
+   * the caller's to remove if the driver refuses the result.
+   *
+   * @param attempt which dispatch of the task this is (block ids carry it, so two copies never store under one id)
+   */
+  def fetch(task: ShardFetchTask, api: KinesisApi, attempt: Int, cancelled: () => Boolean = () => false,
+      clock: Clock = Clock.systemUTC()): Seq[ShardFetchResult] = {
     val stored = new java.util.concurrent.ConcurrentLinkedQueue[Long]()
     def removeStored(): Unit = {
-      // A killed task's thread is usually still interrupted here, and telling the master of a removal waits on an
-      // RPC, which an interrupted thread gives up at once: the block would go but the master would keep listing it,
-      // and no later removal could clear that entry. Remove with the flag cleared, then restore it.
+      // Telling the master of a removal waits on an RPC, which an interrupted thread gives up at once: the block
+      // would go but the master would keep listing it. Remove with the flag cleared, then restore it.
       val interrupted = Thread.interrupted()
       try stored.forEach(id => try BlockStoreBridge.removeLocal(task.streamId, id) catch { case NonFatal(_) => () })
       finally if (interrupted) Thread.currentThread().interrupt()
     }
-    context.foreach(_.addTaskFailureListener((_: TaskContext, _: Throwable) => removeStored()))
-    try read(task, api, clock, context, attempt, stored)
+    try read(task, api, clock, cancelled, attempt, stored)
     catch {
-      case e: TaskKilledException => throw e
-      case NonFatal(e) if !context.exists(_.isInterrupted()) =>
+      case _: Cancelled | _: InterruptedException =>
+        removeStored()
+        log.debug(s"A prefetch of ${task.orders.size} shard(s) stopped: its query stopped")
+        Nil
+      case NonFatal(e) =>
         removeStored()
         val order = task.orders.head
         Seq(ShardFetchResult(order.stream, order.shardId, Nil, caughtUp = false, None, 0L, 0L, 0L,
@@ -76,7 +68,7 @@ object ShardFetcher {
     }
   }
 
-  private def read(task: ShardFetchTask, api: KinesisApi, clock: Clock, context: Option[TaskContext], attempt: Int,
+  private def read(task: ShardFetchTask, api: KinesisApi, clock: Clock, cancelled: () => Boolean, attempt: Int,
       stored: java.util.Queue[Long]): Seq[ShardFetchResult] = {
     val started = clock.millis()
     val states = task.orders.map { order =>
@@ -98,8 +90,8 @@ object ShardFetcher {
       // A shard whose next call may only come after the deadline (spacing, byte budget, throttling back-off)
       // waits for the next round instead of holding this one up.
       while (active.nonEmpty && active.exists(_.reader.readyAt < deadline) && states.map(_.bytesRead).sum < task.maxBytes) {
-        // A cancelled round (the query stopping) ends at once instead of fetching on.
-        if (context.exists(_.isInterrupted())) throw new TaskKilledException("prefetch round cancelled")
+        // A stopped query's fetch ends at once instead of fetching on.
+        if (cancelled()) throw new Cancelled
         val state = active.minBy(_.reader.readyAt)
         val batch = state.reader.next()
         state.record(batch)

@@ -64,6 +64,9 @@ class ShardReaderCache(clock: Clock, idleMillis: Long, maxSources: Int) {
     readers.keySet().asScala.filter(_.streamId == streamId).foreach(k => Option(readers.remove(k)).foreach(_.reader.close()))
   }
 
+  /** Whether [[dropStream]] was called for `streamId` (its query stopped): fetches for it end. */
+  def isDropped(streamId: Int): Boolean = dropped.contains(streamId)
+
   /** Closes and drops the sources released more than `idleMillis` ago. */
   def evictIdle(): Unit = {
     val now = clock.millis()

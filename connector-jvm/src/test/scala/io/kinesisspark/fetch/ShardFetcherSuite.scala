@@ -25,18 +25,22 @@ class ShardFetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
     ShardFetchTask(connection, FetchLimits(5, minFetchPeriodMs = 0, maxRoundMillis = roundMillis),
     streamIds.incrementAndGet(), (0 until shards).map(i => ShardFetchOrder("s", s"shard-$i", TrimHorizon, i.toLong)))
 
-  test("a second attempt of a prefetch task (a retry, a speculative copy) fetches nothing, after the original's round") {
-    val api = new FakeKinesisApi(); api.add("shard-0", 10); api.add("shard-1", 10)
-    val started = System.nanoTime()
-    assert(ShardFetcher.fetch(task(2, roundMillis = 200L), api, attemptNumber = Some(1)).isEmpty)
-    val waitedMs = (System.nanoTime() - started) / 1000000
-    assert(waitedMs >= 200L + ShardFetcher.SecondAttemptMarginMs, s"returned after $waitedMs ms: a copy would win")
-    assert(api.getRecordsCalls == 0 && api.iteratorCalls == 0)
-    val t = task(2)
-    val first = ShardFetcher.fetch(t, api, attemptNumber = Some(0))
-    assert(first.map(_.ranges.map(_.records).sum) == Seq(10, 10))
-    assert(BlockStoreBridge.get(t.streamId, 0L).isDefined)
-    BlockStoreBridge.removeAll(t.streamId)
+  test("a fetch whose query stopped ends at its next call, returns nothing and removes the blocks it stored") {
+    val api = new FakeKinesisApi()
+    // 1 MB records, 5 a call: every response is over BlockTargetBytes, so each is stored as it comes.
+    for (shard <- Seq("shard-0", "shard-1"); i <- 0 until 10) api.put(shard, s"k$i", new Array[Byte](1 << 20))
+    val t = ShardFetchTask(connection, FetchLimits(5, minFetchPeriodMs = 0), streamIds.incrementAndGet(),
+      (0 until 2).map(i => ShardFetchOrder("s", s"shard-$i", TrimHorizon, i.toLong)))
+    var storedAtStop = -1
+    val results = ShardFetcher.fetch(t, api, attempt = 0, cancelled = () => {
+      val stop = api.getRecordsCalls >= 3
+      if (stop && storedAtStop < 0) storedAtStop = BlockStoreBridge.streamBlockCount()
+      stop
+    })
+    assert(results.isEmpty)
+    assert(api.getRecordsCalls == 3, "no call after the stop")
+    assert(storedAtStop == 3, s"$storedAtStop blocks were stored when the stop came")
+    assert(BlockStoreBridge.streamBlockCount() == 0, "the blocks stored before the stop are gone")
   }
 
   test("an error is returned to the driver instead of failing the task, and the task's blocks are removed") {
@@ -46,7 +50,7 @@ class ShardFetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
     api.add("shard-0", 20)
     val t = task(1)
-    val results = ShardFetcher.fetch(t, api, attemptNumber = Some(0))
+    val results = ShardFetcher.fetch(t, api, attempt = 0)
     assert(results.size == 1 && results.head.ranges.isEmpty)
     assert(results.head.failure.exists(_.getMessage == "boom"), results.head.failure)
     assert(api.getRecordsCalls == 2, "two responses were stored before the failure")
@@ -57,7 +61,7 @@ class ShardFetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
   test("the fetched blocks read back, whole ranges straight from the block and cut ones record by record, as Kinesis returns them") {
     val api = new FakeKinesisApi(); api.add("shard-0", 12)
     val t = task(1)
-    val ranges = ShardFetcher.fetch(t, api, attemptNumber = Some(0)).head.ranges
+    val ranges = ShardFetcher.fetch(t, api, attempt = 0).head.ranges
     assert(ranges.map(_.records) == Seq(5, 5, 2), "a response of at most 5 records per range")
     assert(ranges.flatMap(_.block).map(b => (b.uniqueId, b.last)) == Seq((0L, false), (0L, false), (0L, true)),
       "one block for the shard's round, its last segment marked")
@@ -106,7 +110,7 @@ class ShardFetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
     val half = new Array[Byte](512 * 1024)
     (0 until 20).foreach(i => api.put("shard-0", s"k$i", half)) // 4 responses of 2.5 MB: stored after 2, and after 4
     val t = task(1)
-    val result = ShardFetcher.fetch(t, api, attemptNumber = Some(0)).head
+    val result = ShardFetcher.fetch(t, api, attempt = 0).head
     assert(api.getRecordsCalls == 5, "4 full responses, then one at the tip")
     assert(result.ranges.map(_.records) == Seq(5, 5, 5, 5))
     assert(result.ranges.flatMap(_.block).map(b => (b.uniqueId, b.last)) == Seq((0L, false), (0L, true), (1L, false), (1L, true)),
@@ -126,7 +130,7 @@ class ShardFetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
       }
     }
     (0 until 6).foreach(s => (0 until 5).foreach(i => api.put(s"shard-$s", s"k$i", data)))
-    val results = ShardFetcher.fetch(t, api, attemptNumber = Some(0))
+    val results = ShardFetcher.fetch(t, api, attempt = 0)
     assert(results.map(_.ranges.map(_.records).sum) == Seq.fill(6)(5))
     assert(storedBeforeLastShard.contains(true), "17.5 MB pending over five shards: the first was stored early")
     BlockStoreBridge.removeAll(t.streamId)
@@ -136,7 +140,7 @@ class ShardFetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
     for (cut <- Seq(1006L, 1004L)) { // records arrive at 1000, 1001, ...: inside the second response, or between
       val api = new FakeKinesisApi(); api.add("shard-0", 12)
       val t = task(1).copy(arrivalCut = Some(cut))
-      val ranges = ShardFetcher.fetch(t, api, attemptNumber = Some(0)).head.ranges
+      val ranges = ShardFetcher.fetch(t, api, attempt = 0).head.ranges
       val upTo = (cut - 1000 + 1).toInt
       assert(ranges.map(_.records).sum == 10, "the round ends with the response that passed the cut")
       assert(ranges.filter(_.lastArrivalMillis <= cut).map(_.records).sum == upTo, s"cut at $cut: $ranges")

@@ -6,7 +6,7 @@ import java.nio.ByteBuffer
 import scala.reflect.ClassTag
 
 import org.apache.spark.SparkEnv
-import org.apache.spark.storage.{BlockManager, ByteBufferBlockData, StorageLevel, StreamBlockId}
+import org.apache.spark.storage.{BlockManager, BlockManagerId, ByteBufferBlockData, StorageLevel, StreamBlockId}
 import org.apache.spark.util.io.ChunkedByteBuffer
 
 /**
@@ -49,10 +49,12 @@ object BlockStoreBridge {
   }
 
   /** This JVM as a task location ("executor_<host>_<id>"), so tasks can be sent back to their blocks. */
-  def location: String = {
-    val id = SparkEnv.get.blockManager.blockManagerId
-    s"executor_${id.host}_${id.executorId}"
-  }
+  def location: String = locationOf(SparkEnv.get.blockManager.blockManagerId)
+
+  private def locationOf(id: BlockManagerId): String = s"executor_${id.host}_${id.executorId}"
+
+  /** Driver side: the [[location]] of every executor (and the driver) whose block manager the master knows now. */
+  def liveLocations(): Set[String] = SparkEnv.get.blockManager.master.getMemoryStatus.keySet.map(locationOf)
 
   /**
    * The block's bytes, from this executor or a remote one; `None` when the block is gone. A block in this executor's
