@@ -92,9 +92,13 @@ final class Prefetcher(
   private val resultEndpoint = s"kinesis-spark-prefetch-$streamId-${UUID.randomUUID()}"
   private var receiver: Option[FetchResultChannel.Receiver] = None
   private val nextTicket = new AtomicLong(0)
-  // The running round's tickets: where each was dispatched (None until its task says), and those delivered.
+  // The running round's tickets: where each was dispatched (None until its task says), when its executor last said
+  // it holds it, and those delivered.
   private val awaited = mutable.Map.empty[Long, Option[String]]
+  private val heardOf = mutable.Map.empty[Long, Long]
   private val delivered = mutable.Map.empty[Long, Seq[ShardFetchResult]]
+  // The copy of each recent ticket that was kept: an executor that did not get the answer delivers it again.
+  private val keptCopies = mutable.LinkedHashMap.empty[Long, String]
 
   /** Starts prefetching from `start` (idempotent: later calls only add shards `start` knows and we do not). */
   def start(start: KinesisSourceOffset): Unit = synchronized {
@@ -106,7 +110,7 @@ final class Prefetcher(
       addedStreamAt.getOrElseUpdate(stream, clock.millis())
     }
     if (thread == null && !stopped) {
-      receiver = Some(FetchResultChannel.open(resultEndpoint)(onResult))
+      receiver = Some(FetchResultChannel.open(resultEndpoint)(onResult, onPending))
       thread = new Thread(() => run(), s"kinesis-spark-prefetcher-$streamId")
       thread.setDaemon(true)
       thread.start()
@@ -215,20 +219,32 @@ final class Prefetcher(
     BlockStoreBridge.removeAll(streamId)
   }
 
-  /** An executor's delivery of a ticket's results: kept if the running round waits for it (see [[FetchService]]). */
+  /**
+   * An executor's delivery of a ticket's results: kept if the running round waits for it and no other copy came
+   * first (see [[FetchService]]); the same copy delivered again (its executor missed the answer) is told it was kept.
+   */
   private def onResult(bytes: Array[Byte]): Int = {
-    val (ticket, results) = LoaderBridge.fromBytes(bytes) match {
-      case (id: java.lang.Long, rs: Seq[_]) => (id.longValue(), rs.map(r => r.asInstanceOf[ShardFetchResult]))
+    val (ticket, copy, results) = LoaderBridge.fromBytes(bytes) match {
+      case (id: java.lang.Long, copy: String, rs: Seq[_]) => (id.longValue(), copy, rs.map(_.asInstanceOf[ShardFetchResult]))
       case other => throw new IllegalStateException(s"an executor delivered a ${other.getClass.getName}")
     }
     synchronized {
       if (stopped) FetchResultChannel.Closed
+      else if (keptCopies.get(ticket).contains(copy)) FetchResultChannel.Accepted
       else if (awaited.contains(ticket) && !delivered.contains(ticket)) {
         delivered(ticket) = results
+        keptCopies(ticket) = copy
+        if (keptCopies.size > KeptCopiesRemembered) keptCopies.remove(keptCopies.head._1)
         notifyAll()
         FetchResultChannel.Accepted
       } else FetchResultChannel.Refused
     }
+  }
+
+  /** An executor's list of the tickets it holds, not delivered yet: they are not lost. */
+  private def onPending(tickets: Array[Long]): Unit = synchronized {
+    val now = clock.millis()
+    tickets.foreach(id => if (awaited.contains(id)) heardOf(id) = now)
   }
 
   private def run(): Unit = {
@@ -432,11 +448,12 @@ final class Prefetcher(
   }
 
   /**
-   * One round: a Spark job whose tasks go to the executor that last fetched their first shard, hand their shards to
-   * its [[FetchService]] and return; then the results as executors deliver them. Tasks share the buffer's free
-   * `room` equally, so the buffer exceeds `fetchBufferSize` by at most one response per task. The round ends when
-   * every task's result has come, or its executor is gone (its shards are fetched again next round from where the
-   * buffer ends; a result delivered after that is refused and its blocks removed).
+   * One round: a Spark job whose tasks go to the executor that last fetched their shards, hand those shards to
+   * its [[FetchService]] as tickets of `shardsPerTask` shards and return; then the results as executors deliver
+   * them. Tickets share the buffer's free `room` equally, so the buffer exceeds `fetchBufferSize` by at most one
+   * response per ticket. The round ends when every ticket's result has come, or the ticket is lost (its shards are
+   * fetched again next round from where the buffer ends; a result delivered after that is refused and its blocks
+   * removed).
    */
   private def runJob(orders: Seq[ShardFetchOrder], room: Long): Seq[ShardFetchResult] = {
     val tickets = synchronized {
@@ -468,14 +485,18 @@ final class Prefetcher(
         submitted
       } finally sc.clearJobGroup()
     }
-    val dispatched = try Await.result(dispatching, Duration.Inf) finally synchronized { runningRound = None }
-    synchronized {
-      dispatched.foreach {
-        case (id: java.lang.Long, location: String) => awaited(id.longValue()) = Some(location)
-        case other => throw new IllegalStateException(s"a prefetch task returned a ${other.getClass.getName}")
+    // Whatever ends the round, its tickets are forgotten: a later delivery of one is refused, its blocks removed.
+    try {
+      val dispatched = try Await.result(dispatching, Duration.Inf) finally synchronized { runningRound = None }
+      synchronized {
+        val now = clock.millis()
+        dispatched.foreach {
+          case (id: java.lang.Long, location: String) => awaited(id.longValue()) = Some(location); heardOf(id.longValue()) = now
+          case other => throw new IllegalStateException(s"a prefetch task returned a ${other.getClass.getName}")
+        }
       }
-    }
-    awaitResults()
+      awaitResults()
+    } finally synchronized { awaited.clear(); heardOf.clear(); delivered.clear() }
   }
 
   /**
@@ -491,23 +512,34 @@ final class Prefetcher(
       case (location, placed) => Seq(placed.map(_._1) -> location)
     }
 
-  /** Waits until every ticket of the round is delivered or lost with its executor; their results, in ticket order. */
+  /**
+   * Waits until every ticket of the round is delivered or lost: its executor is gone, or has not listed it among
+   * those it holds for [[SilenceLimitMillis]] (a delivery that failed, an executor that restarted its service). The
+   * delivered results, in ticket order.
+   */
   private def awaitResults(): Seq[ShardFetchResult] = {
     var lost = Set.empty[Long]
-    try {
-      while (synchronized(!stopped && awaited.keys.exists(id => !delivered.contains(id) && !lost(id)))) {
-        val live = BlockStoreBridge.liveLocations()
-        synchronized {
-          val gone = awaited.collect { case (id, Some(at)) if !delivered.contains(id) && !live(at) => id -> at }
-          gone.foreach { case (id, at) =>
-            log.warn(s"Prefetch ticket $id was fetching on $at, which is gone; its shards are fetched again next round")
-          }
-          lost ++= gone.keys
-          if (!stopped && awaited.keys.exists(id => !delivered.contains(id) && !lost(id))) wait(LivenessCheckMillis)
-        }
+    var checkedAt = clock.millis() - LivenessCheckMillis // due at once
+    def open: Iterable[Long] = awaited.keys.filter(id => !delivered.contains(id) && !lost(id))
+    while (synchronized(!stopped && open.nonEmpty)) {
+      val live = if (clock.millis() - checkedAt >= LivenessCheckMillis) {
+        checkedAt = clock.millis()
+        Some(BlockStoreBridge.liveLocations())
+      } else None
+      synchronized {
+        val now = clock.millis()
+        val gone = open.flatMap(id => awaited(id).map(id -> _)).flatMap { case (id, at) =>
+          if (live.exists(!_.contains(at))) Some((id, s"was fetching on $at, which is gone"))
+          else if (now - heardOf.getOrElse(id, now) > SilenceLimitMillis) {
+            Some((id, s"was dispatched to $at, which has not listed it for ${SilenceLimitMillis / 1000} s"))
+          } else None
+        }.toSeq
+        gone.foreach { case (id, why) => log.warn(s"Prefetch ticket $id $why; its shards are fetched again next round") }
+        lost ++= gone.map(_._1)
+        if (!stopped && open.nonEmpty) wait(LivenessCheckMillis)
       }
-      synchronized(if (stopped) Nil else awaited.keys.toSeq.sorted.flatMap(delivered.get).flatten)
-    } finally synchronized { awaited.clear(); delivered.clear() }
+    }
+    synchronized(if (stopped) Nil else awaited.keys.toSeq.sorted.flatMap(delivered.get).flatten)
   }
 }
 
@@ -516,6 +548,10 @@ object Prefetcher {
   private val StopWaitMillis = 10000L
   /** How often a round waiting for results checks that the executors fetching them are still there. */
   private val LivenessCheckMillis = 500L
+  /** A ticket its executor has not listed among those it holds for this long is lost (they list them every second). */
+  private val SilenceLimitMillis = 15000L
+  /** Tickets whose kept copy is remembered, for executors that deliver again: several rounds at 10,000 shards. */
+  private val KeptCopiesRemembered = 20000
   private val MinListingGapMs = 100L
 }
 

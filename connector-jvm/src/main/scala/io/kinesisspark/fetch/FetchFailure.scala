@@ -7,13 +7,9 @@ import scala.util.control.NonFatal
 import io.kinesisspark.KinesisSparkException
 
 /**
- * A prefetch task's error, carried to the driver in the task's result instead of failing the task.
- *
- * Why: Spark runs a failed task again, and under `spark.speculation` copies a slow one; a second attempt of a
- * prefetch task fetches nothing (two readers of one shard would double its GetRecords calls, or take an enhanced
- * fan-out subscription from each other, and the losing copy's blocks would never be indexed). An error that failed
- * the task would then be swallowed by the empty retry, so the task reports it instead, and the driver fails the
- * query with it. It travels as itself when it serializes (the connector's own errors do), else as a
+ * A prefetch's error, carried to the driver in its result: the executor's [[FetchService]] fetches outside any
+ * Spark task, so there is no task to fail, and the driver fails the query with it. It travels as itself when it
+ * serializes (the connector's own errors do), else as a
  * [[KinesisSparkException]] with the same text, class name and stack (SDK errors may hold an unserializable
  * response).
  *

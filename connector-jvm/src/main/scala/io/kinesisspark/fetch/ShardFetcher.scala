@@ -62,10 +62,15 @@ object ShardFetcher {
         Nil
       case NonFatal(e) =>
         removeStored()
-        val order = task.orders.head
-        Seq(ShardFetchResult(order.stream, order.shardId, Nil, caughtUp = false, None, 0L, 0L, 0L,
-          BlockStoreBridge.location, failure = Some(FetchFailure.portable(e))))
+        failed(task, e)
     }
+  }
+
+  /** The result of a task that failed with `e`: the driver fails the query with it. */
+  def failed(task: ShardFetchTask, e: Throwable): Seq[ShardFetchResult] = {
+    val order = task.orders.head
+    Seq(ShardFetchResult(order.stream, order.shardId, Nil, caughtUp = false, None, 0L, 0L, 0L,
+      BlockStoreBridge.location, failure = Some(FetchFailure.portable(e))))
   }
 
   private def read(task: ShardFetchTask, api: KinesisApi, clock: Clock, cancelled: () => Boolean, attempt: Int,

@@ -45,25 +45,28 @@ object DriverScaleBenchmark {
       println()
       println("| shards | batches | rows/s | driver ms/batch median (max) | latestOffset ms median | " +
         "planInputPartitions ms median | commit ms median | query thread CPU ms/batch | offset bytes per shard | " +
-        "batch ms median |")
-      println("|---|---|---|---|---|---|---|---|---|---|")
-      results.foreach { case (n, (batches, cpuPerBatch)) =>
+        "batch ms median | prefetch task ms median (max) | batch task wait for a slot ms median (max) |")
+      println("|---|---|---|---|---|---|---|---|---|---|---|---|")
+      results.foreach { case (n, (batches, cpuPerBatch, waits)) =>
         val driver = batches.map(_.driverMs)
         def med(i: Int) = fmt(median(batches.flatMap(_.calls(i))))
         val perShard = batches.flatMap(_.offsetBytes).lastOption.map(b => f"${b.toDouble / n}%.1f").getOrElse("-")
         val rowsPerSecond = batches.map(_.rows).sum.toDouble / MeasuredSeconds
         println(f"| $n%,d | ${batches.size} | $rowsPerSecond%,.0f | ${fmt(median(driver))} " +
           f"(${fmt(if (driver.isEmpty) None else Some(driver.max))}) | ${med(0)} | ${med(1)} | ${med(2)} | $cpuPerBatch%.1f | $perShard | " +
-          s"${fmt(median(batches.map(_.triggerMs.toDouble)))} |")
+          s"${fmt(median(batches.map(_.triggerMs.toDouble)))} | ${waits.prefetch._2} (${waits.prefetch._3}) | " +
+          s"${waits.batchWait._2} (${waits.batchWait._3}) |")
       }
     } finally spark.stop()
   }
 
-  private def run(spark: SparkSession, shards: Int): (Seq[BatchCost], Double) = {
+  private def run(spark: SparkSession, shards: Int): (Seq[BatchCost], Double, TaskWaits.Summary) = {
     val stream = s"scale-$shards"
     val options = SteadyKinesisApi.installed(new SteadyKinesisApi(stream, shards, RecordsPerSecond, RecordBytes),
       Map("maxShardsPerDescribe" -> "10000"))
     val checkpoint = Files.createTempDirectory("driver-scale").toString
+    val waits = new TaskWaits
+    spark.sparkContext.addSparkListener(waits)
     val query = spark.readStream.format("kinesis").options(options).load()
       .writeStream.format("noop").option("checkpointLocation", checkpoint)
       .trigger(Trigger.ProcessingTime(TriggerMs)).start()
@@ -74,6 +77,7 @@ object DriverScaleBenchmark {
         case p    => p.batchId + 1
       }
       val cpuBefore = streamThreadCpuNanos()
+      waits.reset()
       Thread.sleep(MeasuredSeconds * 1000L)
       val cpu = streamThreadCpuNanos() - cpuBefore
       query.exception.foreach(e => throw e)
@@ -86,8 +90,9 @@ object DriverScaleBenchmark {
       batches.foreach(b => println(f"  batch ${b.id}%3d rows ${b.rows}%,9d driver ${b.driverMs}%8.1f ms " +
         b.calls.map(c => fmt(c)).mkString("(", " / ", ")") + s" offset ${b.offsetBytes.getOrElse("-")} B, " +
         s"trigger ${b.triggerMs} ms"))
-      (batches, cpuPerBatch)
-    } finally query.stop()
+      println(s"  ${waits.summary}")
+      (batches, cpuPerBatch, waits.summary)
+    } finally { query.stop(); spark.sparkContext.removeSparkListener(waits) }
   }
 
   /** CPU time of the streaming query's thread (Spark names it "stream execution thread for ..."). */

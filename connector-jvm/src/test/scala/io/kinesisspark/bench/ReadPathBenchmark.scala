@@ -52,9 +52,9 @@ object ReadPathBenchmark {
         "maxFetchRate" -> "2.0", "minFetchPeriod" -> "200ms",
         // Fetching outruns the machine: the buffer stays small rather than growing towards its 20 GB default.
         "fetchBufferSize" -> "256mb",
-        // A round of one task per core, 1 s long: with the defaults (5 shards a task, rounds of up to 10 s) every
-        // task of a round reads for its full 10 s when Kinesis keeps up, a task per 5 shards on 2 cores, and the first batch
-        // waits for the whole round.
+        // A round of one fetch thread per core, 1 s long: with the defaults (5 shards a thread, rounds of up to
+        // 10 s) every thread of a round reads for its full 10 s when Kinesis keeps up, and the first batch waits for
+        // the whole round.
         "shardsPerTask" -> math.max(1, shards / cores).toString, "maxFetchDuration" -> "1s"))
       val kinesis = measure(spark, "kinesis", spark.readStream.format("kinesis").options(options).load()
         .selectExpr("data", "partitionKey", "approximateArrivalTimestamp as timestamp"))
@@ -73,12 +73,15 @@ object ReadPathBenchmark {
   /** Rows the query wrote over the measured seconds, by its progress reports, and the JVM's CPU meanwhile. */
   private def measure(spark: SparkSession, name: String, rows: DataFrame): Result = {
     val checkpoint = Files.createTempDirectory(s"read-path-$name").toString
+    val waits = new TaskWaits
+    spark.sparkContext.addSparkListener(waits)
     val query = rows.writeStream.format("noop").option("checkpointLocation", checkpoint)
       .trigger(Trigger.ProcessingTime(0)).start()
     try {
       Thread.sleep(WarmUpSeconds * 1000L)
       val first = Option(query.lastProgress).map(_.batchId).getOrElse(-1L)
       val (cpu0, t0) = (processCpuNanos(), System.nanoTime())
+      waits.reset()
       Thread.sleep(MeasuredSeconds * 1000L)
       val last = Option(query.lastProgress).map(_.batchId).getOrElse(-1L)
       val (cpu1, t1) = (processCpuNanos(), System.nanoTime())
@@ -95,10 +98,11 @@ object ReadPathBenchmark {
                          r0 <- metric(before, "fetchRounds"); r1 <- metric(after, "fetchRounds")) yield (b1 - b0, r1 - r0)
       println(f"$name: ${batches.size} batches, ${result.rows}%,d rows in ${result.seconds}%.1f s" +
         counted.fold("")(c => f"; ${c._1}%,d blocks stored in ${c._2} prefetch rounds"))
+      println(s"$name: ${waits.summary}")
       if (batches.isEmpty) println(s"$name: no batch ended in the window; the query's status: ${query.status}; " +
         s"its last progress: ${query.lastProgress}")
       result
-    } finally query.stop()
+    } finally { query.stop(); spark.sparkContext.removeSparkListener(waits) }
   }
 
   private def processCpuNanos(): Long =

@@ -1,6 +1,7 @@
 package io.kinesisspark.fetch
 
-import java.util.concurrent.LinkedBlockingQueue
+import java.util.concurrent.{LinkedBlockingQueue, TimeUnit}
+import java.util.concurrent.atomic.AtomicInteger
 
 import org.apache.spark.{SparkConf, SparkContext}
 import org.apache.spark.kinesisspark.{BlockStoreBridge, FetchResultChannel}
@@ -9,12 +10,12 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import io.kinesisspark.LoaderBridge
 import io.kinesisspark.ShardPosition.TrimHorizon
-import io.kinesisspark.aws.{AwsConnection, AwsCredentialsConfig, KinesisClients}
+import io.kinesisspark.aws.{AwsConnection, AwsCredentialsConfig, GetRecordsResult, KinesisClients}
 
 /** The executor's fetch service and the driver's result endpoint, over a local SparkContext's RPC. */
 class FetchServiceSuite extends AnyFunSuite with BeforeAndAfterAll {
   private var sc: SparkContext = _
-  private val streamIds = new java.util.concurrent.atomic.AtomicInteger(9500)
+  private val streamIds = new AtomicInteger(9500)
 
   override def beforeAll(): Unit =
     sc = new SparkContext(new SparkConf().setMaster("local[1]").setAppName("FetchServiceSuite")
@@ -22,52 +23,92 @@ class FetchServiceSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   override def afterAll(): Unit = if (sc != null) sc.stop()
 
-  /** Dispatches one ticket of one shard of three 1 MB records (3 ranges in one block) to an endpoint answering `answer`. */
-  private def deliverOnce(name: String, answer: Int): (FetchTicket, Seq[ShardFetchResult]) = {
-    val connection = AwsConnection("us-east-1", Some(java.net.URI.create(s"http://127.0.0.1:6/$name")), AwsCredentialsConfig.DefaultChain)
-    val api = new FakeKinesisApi()
+  /** A ticket of one shard holding three 1 MB records (three ranges of one block), read through `api`. */
+  private def ticket(name: String, api: FakeKinesisApi = new FakeKinesisApi(), maxRoundMillis: Long = 10000L): FetchTicket = {
+    val connection = AwsConnection("us-east-1", Some(java.net.URI.create(s"http://127.0.0.1:6/$name")),
+      AwsCredentialsConfig.DefaultChain)
     for (i <- 0 until 3) api.put("shard-0", s"k$i", new Array[Byte](1 << 20))
     KinesisClients.install(connection, api)
-    val delivered = new LinkedBlockingQueue[Array[Byte]]()
-    val receiver = FetchResultChannel.open(name) { bytes => delivered.put(bytes); answer }
+    FetchTicket(name, 42L, ShardFetchTask(connection, FetchLimits(1, minFetchPeriodMs = 0, maxRoundMillis = maxRoundMillis),
+      streamIds.incrementAndGet(), Seq(ShardFetchOrder("s", "shard-0", TrimHorizon, 1L))))
+  }
+
+  private def awaitEnded(t: FetchTicket): Unit = {
+    val deadline = System.currentTimeMillis() + 20000
+    while (FetchService.pending(t.task.streamId) > 0 && System.currentTimeMillis() < deadline) Thread.sleep(10)
+    assert(FetchService.pending(t.task.streamId) == 0, "the ticket never ended")
+  }
+
+  /** Dispatches `t` to an endpoint answering `answer`; what was delivered, decoded: (ticket id, copy, results). */
+  private def deliveries(t: FetchTicket, attempt: Int = 0)(answer: => Int): Seq[(Long, String, Seq[ShardFetchResult])] = {
+    val delivered = new java.util.concurrent.ConcurrentLinkedQueue[Array[Byte]]()
+    val receiver = FetchResultChannel.open(t.endpoint)(bytes => { delivered.add(bytes); answer }, _ => ())
     try {
-      val streamId = streamIds.incrementAndGet()
-      val ticket = FetchTicket(name, 42L, ShardFetchTask(connection, FetchLimits(1, minFetchPeriodMs = 0), streamId,
-        Seq(ShardFetchOrder("s", "shard-0", TrimHorizon, 1L))))
-      assert(FetchService.dispatch(ticket, attempt = 0) == BlockStoreBridge.location)
-      val bytes = delivered.poll(20, java.util.concurrent.TimeUnit.SECONDS)
-      assert(bytes != null, "nothing was delivered")
-      val deadline = System.currentTimeMillis() + 10000
-      while (FetchService.pending(streamId) > 0 && System.currentTimeMillis() < deadline) Thread.sleep(10)
-      assert(FetchService.pending(streamId) == 0)
-      LoaderBridge.fromBytes(bytes) match {
-        case (id: java.lang.Long, results: Seq[_]) =>
-          assert(id == 42L)
-          (ticket, results.map(_.asInstanceOf[ShardFetchResult]))
-        case other => fail(s"delivered: $other")
-      }
+      assert(FetchService.dispatch(t, attempt) == BlockStoreBridge.location)
+      awaitEnded(t)
     } finally receiver.close()
+    assert(!delivered.isEmpty, "nothing was delivered")
+    delivered.toArray(Array.empty[Array[Byte]]).toSeq.map(decode)
+  }
+
+  private def decode(bytes: Array[Byte]): (Long, String, Seq[ShardFetchResult]) = LoaderBridge.fromBytes(bytes) match {
+    case (id: java.lang.Long, copy: String, rs: Seq[_]) => (id.longValue(), copy, rs.map(_.asInstanceOf[ShardFetchResult]))
+    case other => fail(s"delivered: $other")
   }
 
   private def blocks(results: Seq[ShardFetchResult]): Seq[BlockRef] = results.flatMap(_.ranges).flatMap(_.block).filter(_.last)
 
   test("a ticket's result reaches the driver's endpoint, and its blocks stay when the driver takes it") {
-    val (ticket, results) = deliverOnce("fetch-service-suite-accepted", FetchResultChannel.Accepted)
+    val t = ticket("fetch-service-suite-accepted")
+    val Seq((id, copy, results)) = deliveries(t)(FetchResultChannel.Accepted)
+    assert(id == 42L && copy == s"${BlockStoreBridge.location}/0")
     assert(results.map(_.ranges.map(_.records).sum) == Seq(3))
     assert(blocks(results).nonEmpty && blocks(results).forall(b => BlockStoreBridge.get(b.streamId, b.uniqueId).isDefined))
-    BlockStoreBridge.removeAll(ticket.task.streamId)
+    BlockStoreBridge.removeAll(t.task.streamId)
   }
 
   test("the blocks of a result the driver refuses (a late or second copy) are removed on the executor") {
-    val (_, results) = deliverOnce("fetch-service-suite-refused", FetchResultChannel.Refused)
+    val t = ticket("fetch-service-suite-refused")
+    val Seq((_, _, results)) = deliveries(t)(FetchResultChannel.Refused)
     assert(blocks(results).nonEmpty && blocks(results).forall(b => BlockStoreBridge.get(b.streamId, b.uniqueId).isEmpty))
   }
 
-  test("a delivery to an endpoint that is gone (the query stopped) is answered Closed, and the endpoint is not open") {
-    val receiver = FetchResultChannel.open("fetch-service-suite-gone")(_ => FetchResultChannel.Accepted)
-    assert(FetchResultChannel.isOpen("fetch-service-suite-gone"))
-    receiver.close()
-    assert(!FetchResultChannel.isOpen("fetch-service-suite-gone"))
-    assert(FetchResultChannel.deliver("fetch-service-suite-gone", Array[Byte](1)) == FetchResultChannel.Closed)
+  test("a delivery whose answer is not known is tried again, and its blocks stay: the driver may have kept them") {
+    val t = ticket("fetch-service-suite-unknown")
+    val all = deliveries(t)(throw new IllegalStateException("the driver failed to answer"))
+    assert(all.size == 3, s"${all.size} deliveries")
+    assert(blocks(all.head._3).forall(b => BlockStoreBridge.get(b.streamId, b.uniqueId).isDefined))
+    BlockStoreBridge.removeAll(t.task.streamId)
+  }
+
+  test("a second attempt of a dispatch (a retry, a speculative copy) fetches nothing and delivers an empty result") {
+    val api = new FakeKinesisApi()
+    val t = ticket("fetch-service-suite-second", api)
+    val Seq((id, copy, results)) = deliveries(t, attempt = 1)(FetchResultChannel.Accepted)
+    assert(id == 42L && copy.endsWith("/1") && results.isEmpty)
+    assert(api.getRecordsCalls == 0 && api.iteratorCalls == 0)
+  }
+
+  test("while a ticket fetches, its executor lists it to the driver; once the endpoint is gone, the fetch stops") {
+    val api = new FakeKinesisApi() {
+      override def getRecords(name: String, iterator: String, limit: Int): GetRecordsResult = {
+        Thread.sleep(200)
+        super.getRecords(name, iterator, limit)
+      }
+    }
+    for (i <- 0 until 200) api.put("shard-0", s"more$i", new Array[Byte](10))
+    val t = ticket("fetch-service-suite-listed", api, maxRoundMillis = 60000L)
+    val listed = new LinkedBlockingQueue[Seq[Long]]()
+    val receiver = FetchResultChannel.open(t.endpoint)(_ => FetchResultChannel.Accepted, ids => listed.put(ids.toSeq))
+    try {
+      FetchService.dispatch(t, attempt = 0)
+      assert(listed.poll(10, TimeUnit.SECONDS) == Seq(42L), "the executor did not list its ticket")
+    } finally receiver.close()
+    assert(FetchResultChannel.heartbeat(t.endpoint, Array(42L)).contains(false), "the endpoint is not known to be gone")
+    assert(FetchResultChannel.deliver(t.endpoint, Array[Byte](1)) == FetchResultChannel.Closed)
+    val callsAtClose = api.getRecordsCalls
+    awaitEnded(t) // within the check's second, not the round's minute
+    assert(api.getRecordsCalls - callsAtClose <= 8, s"${api.getRecordsCalls - callsAtClose} calls after the close")
+    assert(BlockStoreBridge.streamBlockCount(t.task.streamId) == 0, "the stopped fetch left blocks")
   }
 }

@@ -34,13 +34,13 @@ class ShardFetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
     var storedAtStop = -1
     val results = ShardFetcher.fetch(t, api, attempt = 0, cancelled = () => {
       val stop = api.getRecordsCalls >= 3
-      if (stop && storedAtStop < 0) storedAtStop = BlockStoreBridge.streamBlockCount()
+      if (stop && storedAtStop < 0) storedAtStop = BlockStoreBridge.streamBlockCount(t.streamId)
       stop
     })
     assert(results.isEmpty)
     assert(api.getRecordsCalls == 3, "no call after the stop")
     assert(storedAtStop == 3, s"$storedAtStop blocks were stored when the stop came")
-    assert(BlockStoreBridge.streamBlockCount() == 0, "the blocks stored before the stop are gone")
+    assert(BlockStoreBridge.streamBlockCount(t.streamId) == 0, "the blocks stored before the stop are gone")
   }
 
   test("an error is returned to the driver instead of failing the task, and the task's blocks are removed") {

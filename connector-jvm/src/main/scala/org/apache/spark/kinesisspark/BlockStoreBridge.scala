@@ -3,10 +3,13 @@ package org.apache.spark.kinesisspark
 import java.lang.reflect.Method
 import java.nio.ByteBuffer
 
+import scala.annotation.tailrec
 import scala.reflect.ClassTag
+import scala.util.{Failure, Success, Try}
+import scala.util.control.NonFatal
 
 import org.apache.spark.SparkEnv
-import org.apache.spark.storage.{BlockManager, BlockManagerId, ByteBufferBlockData, StorageLevel, StreamBlockId}
+import org.apache.spark.storage.{BlockId, BlockManager, BlockManagerId, ByteBufferBlockData, StorageLevel, StreamBlockId}
 import org.apache.spark.util.io.ChunkedByteBuffer
 
 /**
@@ -84,17 +87,39 @@ object BlockStoreBridge {
   // this jar, to executors whose RPC layer cannot load the jar's classes (a ClassCastException on a real cluster).
 
   /** How many prefetched blocks exist in the cluster, of any query: for operators and tests checking cleanup. */
-  def streamBlockCount(): Int =
-    SparkEnv.get.blockManager.master.getMatchingBlockIds(_.isInstanceOf[StreamBlockId], askStorageEndpoints = false).size
+  def streamBlockCount(): Int = matching(_.isInstanceOf[StreamBlockId]).size
+
+  /** How many prefetched blocks of one stream instance exist in the cluster. */
+  def streamBlockCount(streamId: Int): Int = matching(ofStream(streamId)).size
 
   /** Drops every block of one stream instance, including any left by failed or speculative fetch attempts. */
   def removeAll(streamId: Int): Unit = {
     val master = SparkEnv.get.blockManager.master
-    master.getMatchingBlockIds({
-      case StreamBlockId(`streamId`, _) => true
-      case _                            => false
-    }, askStorageEndpoints = false).foreach(master.removeBlock)
+    matching(ofStream(streamId)).foreach(master.removeBlock)
   }
+
+  private def ofStream(streamId: Int): BlockId => Boolean = {
+    case StreamBlockId(`streamId`, _) => true
+    case _                            => false
+  }
+
+  /**
+   * The master's block ids that pass `filter`. The master reads each executor's block map on a thread of its own
+   * while its endpoint thread updates that map, so a query made while executors store or drop blocks (a stopping
+   * query's fetches cleaning up) can fail with a ConcurrentModificationException: it is asked again.
+   */
+  private def matching(filter: BlockId => Boolean): Seq[BlockId] = {
+    val master = SparkEnv.get.blockManager.master
+    @tailrec def ask(attemptsLeft: Int): Seq[BlockId] =
+      Try(master.getMatchingBlockIds(filter, askStorageEndpoints = false)) match {
+        case Success(ids) => ids
+        case Failure(NonFatal(_)) if attemptsLeft > 1 => Thread.sleep(MatchRetryMs); ask(attemptsLeft - 1)
+        case Failure(e) => throw e
+      }
+    ask(MatchAttempts)
+  }
+  private val MatchAttempts = 5
+  private val MatchRetryMs = 50L
 
   /** Drops a block this JVM stored (executor side), telling the master. Missing blocks are ignored. */
   def removeLocal(streamId: Int, uniqueId: Long): Unit =

@@ -2,6 +2,7 @@ package org.apache.spark.kinesisspark
 
 import java.util.concurrent.ConcurrentHashMap
 
+import scala.annotation.tailrec
 import scala.util.control.NonFatal
 
 import org.apache.spark.SparkEnv
@@ -11,73 +12,87 @@ import org.apache.spark.util.RpcUtils
 /**
  * How executors hand what they prefetched to the driver: a Spark RPC endpoint on the driver, one per prefetcher,
  * under a name of its own. Prefetch tasks only hand work to the executor's fetch service and return; the service
- * delivers each result here when its fetching is done (see io.kinesisspark.fetch.FetchService). Spark-private API
- * (RPC), hence this package.
+ * delivers each result here when its fetching is done, and says once a second which tickets it still holds (see
+ * io.kinesisspark.fetch.FetchService). Spark-private API (RPC), hence this package.
  *
- * Payloads are bytes (the connector's objects, Java-serialized): the driver's RPC layer deserializes messages with
- * its own class loader, which cannot load the connector's classes when the jar came with a Spark Connect session.
+ * Messages are JDK types (results are the connector's objects, Java-serialized into bytes): the driver's RPC layer
+ * deserializes messages with its own class loader, which cannot load the connector's classes when the jar came with
+ * a Spark Connect session.
  *
  * {{{
- *   val receiver = FetchResultChannel.open("kinesis-spark-prefetch-3-…")(bytes => FetchResultChannel.Accepted)
+ *   val receiver = FetchResultChannel.open("kinesis-spark-prefetch-3-…")(bytes => FetchResultChannel.Accepted, ids => ())
  *   FetchResultChannel.deliver("kinesis-spark-prefetch-3-…", bytes) // on an executor
  *   receiver.close()
  * }}}
  */
 object FetchResultChannel {
-  /** The driver kept the result. */
+  /** The driver kept the result (or had kept this very copy before). */
   val Accepted = 0
   /** The driver no longer waits for it (its round gave up on it, or took another copy): its blocks must go. */
   val Refused = 1
-  /** Nobody listens any more (the query stopped) or the driver could not be reached: its blocks must go. */
+  /** Nobody listens under that name any more (the query stopped): its blocks must go. */
   val Closed = 2
-
-  // A JDK type, like the payloads: the driver's RPC layer could not load a class of the connector's.
-  private val Ping = "kinesis-spark-ping"
+  /** The driver could not be asked, or failed to answer: whether it kept the result is not known. */
+  val Unknown = 3
 
   /** The driver's end: stops listening on [[close]]. */
   final class Receiver private[FetchResultChannel] (env: RpcEnv, ref: RpcEndpointRef) extends AutoCloseable {
     override def close(): Unit = try env.stop(ref) catch { case NonFatal(_) => () }
   }
 
-  private final class Endpoint(override val rpcEnv: RpcEnv, onResult: Array[Byte] => Int) extends RpcEndpoint {
+  private final class Endpoint(override val rpcEnv: RpcEnv, onResult: Array[Byte] => Int, onPending: Array[Long] => Unit)
+      extends RpcEndpoint {
     override def receiveAndReply(context: RpcCallContext): PartialFunction[Any, Unit] = {
       case bytes: Array[Byte] => context.reply(Int.box(onResult(bytes)))
-      case Ping => context.reply(java.lang.Boolean.TRUE)
+      case pending: Array[Long] => onPending(pending); context.reply(java.lang.Boolean.TRUE)
     }
   }
 
-  /** Listens under `name` on the driver; `onResult` answers [[Accepted]], [[Refused]] or [[Closed]]. */
-  def open(name: String)(onResult: Array[Byte] => Int): Receiver = {
+  /**
+   * Listens under `name` on the driver.
+   *
+   * @param onResult  a delivery; answers [[Accepted]], [[Refused]] or [[Closed]]
+   * @param onPending the tickets an executor holds, not delivered yet (sent about once a second)
+   */
+  def open(name: String)(onResult: Array[Byte] => Int, onPending: Array[Long] => Unit): Receiver = {
     val env = SparkEnv.get.rpcEnv
-    new Receiver(env, env.setupEndpoint(name, new Endpoint(env, onResult)))
+    new Receiver(env, env.setupEndpoint(name, new Endpoint(env, onResult, onPending)))
   }
 
   // Executor side: references to the driver's endpoints, looked up once each (a lookup is itself an RPC).
   private val refs = new ConcurrentHashMap[String, RpcEndpointRef]()
 
-  private def ref(name: String): RpcEndpointRef = {
+  private def ref(name: String): RpcEndpointRef = Option(refs.get(name)).getOrElse {
+    // Looked up outside the map's lock: a lookup may wait up to the RPC timeout.
     val env = SparkEnv.get
-    refs.computeIfAbsent(name, n => RpcUtils.makeDriverRef(n, env.conf, env.rpcEnv))
+    val found = RpcUtils.makeDriverRef(name, env.conf, env.rpcEnv)
+    Option(refs.putIfAbsent(name, found)).getOrElse(found)
   }
 
-  /** Hands `payload` to the driver's endpoint `name`; what the driver answered, or [[Closed]] if it could not be asked. */
+  /** Hands `payload` to the driver's endpoint `name`: what the driver answered, or [[Closed]] or [[Unknown]]. */
   def deliver(name: String, payload: Array[Byte]): Int =
     try ref(name).askSync[java.lang.Integer](payload).intValue()
-    catch {
-      case NonFatal(_) =>
-        refs.remove(name)
-        Closed
-    }
+    catch { case NonFatal(_) => if (gone(name)) Closed else Unknown }
 
-  /** Whether the driver still listens under `name` (a stopped query's executors stop fetching for it). */
-  def isOpen(name: String): Boolean =
-    try ref(name).askSync[java.lang.Boolean](Ping).booleanValue()
-    catch {
-      case NonFatal(_) =>
-        refs.remove(name)
-        false
-    }
+  /**
+   * Tells the driver's endpoint `name` which of its tickets this executor holds: `Some(false)` when nobody listens
+   * under that name any more (the query stopped), `None` when the driver could not be asked.
+   */
+  def heartbeat(name: String, pending: Array[Long]): Option[Boolean] =
+    try Some(ref(name).askSync[java.lang.Boolean](pending).booleanValue())
+    catch { case NonFatal(_) => if (gone(name)) Some(false) else None }
 
-  /** Forgets the reference to `name` (its query stopped): the executor keeps no entry per query. */
+  /** Forgets the reference to `name` (no ticket of its query is left here): the executor keeps no entry per query. */
   def forget(name: String): Unit = refs.remove(name)
+
+  /**
+   * After a failed call: whether the driver says it has no endpoint `name` (a fresh lookup, which Spark answers with
+   * RpcEndpointNotFoundException). Any other failure (the driver unreachable, a timeout) proves nothing.
+   */
+  private def gone(name: String): Boolean = {
+    refs.remove(name)
+    @tailrec def notFound(e: Throwable): Boolean =
+      e != null && (e.getClass.getName == "org.apache.spark.rpc.RpcEndpointNotFoundException" || notFound(e.getCause))
+    try { ref(name); false } catch { case NonFatal(e) => notFound(e) }
+  }
 }
