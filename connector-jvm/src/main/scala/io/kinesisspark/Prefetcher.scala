@@ -212,11 +212,14 @@ final class Prefetcher(
     ShardReaderCache.dropStream(streamId) // this JVM's fetches and subscriptions (local mode) end now
     buffer.clear()
     BlockStoreBridge.removeAll(streamId)
-    // A fetch in this JVM that was storing a block as the stop came removes it itself, but may do so after the
-    // sweep above reached the master: sweep again once they are gone. (Executors elsewhere remove their own.)
-    val deadline = clock.millis() + StopWaitMillis
-    while (FetchService.pending(streamId) > 0 && clock.millis() < deadline) Thread.sleep(20)
-    BlockStoreBridge.removeAll(streamId)
+    // In local mode, a fetch in this JVM that was storing a block as the stop came removes it itself, but may do so
+    // after the sweep above reached the master: sweep again once they are gone. (Executors elsewhere remove their
+    // own once they find the endpoint gone; on a cluster's driver the service is not even started.)
+    if (sc.isLocal) {
+      val deadline = clock.millis() + StopWaitMillis
+      while (FetchService.pending(streamId) > 0 && clock.millis() < deadline) Thread.sleep(20)
+      BlockStoreBridge.removeAll(streamId)
+    }
   }
 
   /**

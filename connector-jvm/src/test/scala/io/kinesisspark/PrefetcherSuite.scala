@@ -88,7 +88,7 @@ class PrefetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
       assert(prefetcher.buffer.bufferedRecords == 0, "the round had ended before the job: nothing was shown")
       assert(tookMs < 2000, s"a job submitted during a prefetch round took $tookMs ms: it waited for the round")
       await("the round's records never reached the buffer")(prefetcher.buffer.bufferedRecords > 0)
-      assert(prefetcher.buffer.bufferedRecords >= 100, "the round fetched for seconds, ten records a call")
+      assert(prefetcher.buffer.bufferedRecords >= 30, "the round fetched for seconds: several calls of ten records")
     } finally prefetcher.stop()
   }
 }
