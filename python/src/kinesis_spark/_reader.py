@@ -231,7 +231,7 @@ class KinesisReader(OptionsBuilder):
         return self._set(keys.FETCH_BUFFER_SIZE, render_bytes(keys.FETCH_BUFFER_SIZE, size))
 
     def shards_per_task(self, shards: int) -> KinesisReader:
-        """Shards one executor fetch thread reads, interleaved, in a round (option ``shardsPerTask``; default 5)."""
+        """Shards one executor fetch thread reads in a round (option ``shardsPerTask``; default 5)."""
         return self._set(keys.SHARDS_PER_TASK, render_long(keys.SHARDS_PER_TASK, shards))
 
     def shard_fetch_interval(self, interval: timedelta | str) -> KinesisReader:
