@@ -167,7 +167,8 @@ object ShardFetcher {
      */
     private def add(records: Vector[KinesisRecord], to: ShardPosition): Unit = {
       val segment = RecordBlockCodec.encode(records)
-      val recordBytes = records.iterator.map(_.sizeInBytes).sum
+      var recordBytes = 0L
+      records.foreach(r => recordBytes += r.sizeInBytes) // not map(...).sum: that boxes every size
       pending += FetchedRange(order.stream, order.shardId, position, to, None, records.size, recordBytes,
         records.head.approximateArrivalMillis, records.last.approximateArrivalMillis) -> segment
       unstored += segment.remaining()

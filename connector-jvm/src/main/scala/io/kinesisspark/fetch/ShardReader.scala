@@ -128,7 +128,8 @@ final class ShardReader(
       recordsPerCall = math.min(limits.maxRecordsPerFetch, recordsPerCall + math.max(1, limits.maxRecordsPerFetch / 10))
 
       // Rate limits are about what Kinesis sends: the aggregates' bytes, not the user records'.
-      val bytes = result.records.iterator.map(_.data.length.toLong).sum
+      var bytes = 0L
+      result.records.foreach(r => bytes += r.data.length) // not map(...).sum: that boxes every length
       val byteBudgetMs = if (limits.maxFetchRateBytesPerSec.isInfinite) 0L else (bytes * 1000 / limits.maxFetchRateBytesPerSec).toLong
       val penaltyMs = if (bytes >= LargeResponseBytes) LargeResponsePenaltyMs else 0L
       // Never a sixth call within one second of five others, whatever the period: Kinesis counts on its own

@@ -49,8 +49,12 @@ object KplAggregate {
   private val DataTag = tag(DataField, WireFormat.WIRETYPE_LENGTH_DELIMITED)
 
   /** Whether `bytes` start with the magic bytes (and so are meant to be an aggregate). */
-  def isAggregate(bytes: Array[Byte]): Boolean =
-    bytes.length >= Magic.length && Magic.indices.forall(i => bytes(i) == Magic(i))
+  def isAggregate(bytes: Array[Byte]): Boolean = {
+    // Asked of every record read: a loop, not `indices.forall`, which boxes each index.
+    var i = 0
+    while (i < Magic.length && i < bytes.length && bytes(i) == Magic(i)) i += 1
+    i == Magic.length
+  }
 
   /** The user records of an aggregate; a plain record when there is no magic; or why an aggregate is not valid. */
   def decode(bytes: Array[Byte]): KplDecoded =

@@ -1,7 +1,5 @@
 package io.kinesisspark.bench
 
-import org.apache.spark.unsafe.types.UTF8String
-
 import io.kinesisspark.KinesisRecordSchema
 import io.kinesisspark.fetch.{KinesisRecord, RecordBlockCodec}
 
@@ -29,18 +27,17 @@ object BlockRowsBenchmark {
       }
     }
     val encoded = blocks.map(RecordBlockCodec.encode)
-    val schema = KinesisRecordSchema.Databricks
-    val stream = UTF8String.fromString("read-path")
-    val shard = UTF8String.fromString("shardId-000000000000")
+    val rows = KinesisRecordSchema.Databricks.rowWriter()
+    rows.shard("read-path", "shardId-000000000000")
     var sink = 0L // what the rows hold, summed, so that nothing is optimized away
 
     def encode(): Unit = blocks.foreach(b => sink += RecordBlockCodec.encode(b).limit())
     def viaRecords(): Unit = encoded.foreach { b =>
-      RecordBlockCodec.decode(b).foreach(r => sink += schema.toRow(stream, shard, r).getLong(5))
+      RecordBlockCodec.decode(b).foreach(r => sink += rows.fromRecord(r).getLong(5))
     }
     def fromBlock(): Unit = encoded.foreach { b =>
       val block = RecordBlockCodec.cursor(b)
-      while (block.next()) sink += schema.toRow(stream, shard, block).getLong(5)
+      while (block.next()) sink += rows.fromBlock(block).getLong(5)
     }
 
     val records = RecordsPerBlock.toLong * Blocks

@@ -12,7 +12,9 @@ import org.apache.spark.sql.streaming.Trigger
  * reads as fast as the machine lets it; against Spark's `rate-micro-batch` source, in the same run, writing the same rows
  * (100 bytes of data, a partition key, a timestamp) to the same `noop` sink. Each reads for [[WarmUpSeconds]], then
  * [[MeasuredSeconds]] are measured: rows/s over that wall time, and the JVM's CPU-seconds per million rows (driver
- * and executors: local mode on this machine's cores). The Kinesis side includes making up the records (the fake's part of the cost).
+ * and executors: local mode on this machine's cores). The Kinesis side includes making up the records, which a real
+ * Kinesis does on its own machines: the fake counts the CPU it spends in `getRecords`, and the CPU per row against
+ * `rate` is printed with and without it.
  *
  * {{{
  *   build/sbt "connector/Test/runMain io.kinesisspark.bench.ReadPathBenchmark [shards]"
@@ -27,9 +29,12 @@ object ReadPathBenchmark {
   val WarmUpSeconds = 20
   val MeasuredSeconds = 30
 
-  final case class Result(source: String, rows: Long, seconds: Double, cpuSeconds: Double) {
+  /** @param kinesisCpuSeconds what of `cpuSeconds` the in-memory Kinesis spent making records up */
+  final case class Result(source: String, rows: Long, seconds: Double, cpuSeconds: Double, kinesisCpuSeconds: Double) {
     def rowsPerSecond: Double = rows / seconds
     def cpuPerMillion: Double = cpuSeconds / (rows / 1e6)
+    /** CPU per million rows without the in-memory Kinesis's: the connector's and Spark's alone. */
+    def connectorCpuPerMillion: Double = (cpuSeconds - kinesisCpuSeconds) / (rows / 1e6)
   }
 
   def main(args: Array[String]): Unit = {
@@ -45,7 +50,7 @@ object ReadPathBenchmark {
       val rate = measure(spark, "rate", spark.readStream.format("rate-micro-batch")
         .option("rowsPerBatch", "1000000").option("numPartitions", cores.toString).load()
         .selectExpr(s"cast(repeat('x', $RecordBytes) as binary) as data", "cast(value % 64 as string) as partitionKey",
-          "timestamp"))
+          "timestamp"), () => 0L)
       val stream = "read-path"
       val api = new SteadyKinesisApi(stream, shards, RecordsPerSecondPerShard, RecordBytes)
       val options = SteadyKinesisApi.installed(api, Map(
@@ -57,21 +62,23 @@ object ReadPathBenchmark {
         // the whole round.
         "shardsPerTask" -> math.max(1, shards / cores).toString, "maxFetchDuration" -> "1s"))
       val kinesis = measure(spark, "kinesis", spark.readStream.format("kinesis").options(options).load()
-        .selectExpr("data", "partitionKey", "approximateArrivalTimestamp as timestamp"))
+        .selectExpr("data", "partitionKey", "approximateArrivalTimestamp as timestamp"), () => api.cpuNanos.sum())
       println()
-      println("| source | rows | seconds | rows/s | rows/s per core | CPU s per million rows |")
-      println("|---|---|---|---|---|---|")
+      println("| source | rows | seconds | rows/s | rows/s per core | CPU s per million rows | " +
+        "of which the in-memory Kinesis's |")
+      println("|---|---|---|---|---|---|---|")
       Seq(rate, kinesis).foreach { r =>
         println(f"| ${r.source} | ${r.rows}%,d | ${r.seconds}%.1f | ${r.rowsPerSecond}%,.0f | " +
-          f"${r.rowsPerSecond / cores}%,.0f | ${r.cpuPerMillion}%.2f |")
+          f"${r.rowsPerSecond / cores}%,.0f | ${r.cpuPerMillion}%.2f | ${r.cpuPerMillion - r.connectorCpuPerMillion}%.2f |")
       }
       println(f"kinesis / rate, rows/s: ${kinesis.rowsPerSecond / rate.rowsPerSecond}%.2f; " +
-        f"CPU per row: ${kinesis.cpuPerMillion / rate.cpuPerMillion}%.2f ($cores cores)")
+        f"CPU per row: ${kinesis.cpuPerMillion / rate.cpuPerMillion}%.2f, " +
+        f"without the in-memory Kinesis's: ${kinesis.connectorCpuPerMillion / rate.cpuPerMillion}%.2f ($cores cores)")
     } finally spark.stop()
   }
 
   /** Rows the query wrote over the measured seconds, by its progress reports, and the JVM's CPU meanwhile. */
-  private def measure(spark: SparkSession, name: String, rows: DataFrame): Result = {
+  private def measure(spark: SparkSession, name: String, rows: DataFrame, kinesisCpuNanos: () => Long): Result = {
     val checkpoint = Files.createTempDirectory(s"read-path-$name").toString
     val waits = new TaskWaits
     spark.sparkContext.addSparkListener(waits)
@@ -80,16 +87,17 @@ object ReadPathBenchmark {
     try {
       Thread.sleep(WarmUpSeconds * 1000L)
       val first = Option(query.lastProgress).map(_.batchId).getOrElse(-1L)
-      val (cpu0, t0) = (processCpuNanos(), System.nanoTime())
+      val (cpu0, kinesis0, t0) = (processCpuNanos(), kinesisCpuNanos(), System.nanoTime())
       waits.reset()
       Thread.sleep(MeasuredSeconds * 1000L)
       val last = Option(query.lastProgress).map(_.batchId).getOrElse(-1L)
-      val (cpu1, t1) = (processCpuNanos(), System.nanoTime())
+      val (cpu1, kinesis1, t1) = (processCpuNanos(), kinesisCpuNanos(), System.nanoTime())
       query.exception.foreach(e => throw e)
       // The batches that ended in the window, over the window's wall time (a source that leaves the query waiting
       // between batches is charged for it) and the CPU the JVM used in it.
       val batches = query.recentProgress.toSeq.filter(p => p.batchId > first && p.batchId <= last)
-      val result = Result(name, batches.map(_.numInputRows).sum, (t1 - t0) / 1e9, (cpu1 - cpu0) / 1e9)
+      val result = Result(name, batches.map(_.numInputRows).sum, (t1 - t0) / 1e9, (cpu1 - cpu0) / 1e9,
+        (kinesis1 - kinesis0) / 1e9)
       // The source's counters (cumulative), over the window: blocks stored on executors, one block-manager RPC each.
       def metric(p: Option[org.apache.spark.sql.streaming.StreamingQueryProgress], key: String): Option[Long] =
         p.flatMap(_.sources.headOption).flatMap(s => Option(s.metrics)).flatMap(m => Option(m.get(key))).map(_.toLong)
