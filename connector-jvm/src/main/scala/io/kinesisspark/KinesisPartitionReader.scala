@@ -2,6 +2,7 @@ package io.kinesisspark
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, PartitionReaderFactory}
+import org.apache.spark.unsafe.types.UTF8String
 
 import io.kinesisspark.aws.KinesisClients
 import io.kinesisspark.fetch.{KinesisRecord, RecordBlockCodec, ShardRangeIterator}
@@ -20,18 +21,16 @@ final case class KinesisPartitionReaderFactory(blockReads: Option[BlockReadCount
 final class KinesisPartitionReader(partition: KinesisInputPartition, blockReads: Option[BlockReadCounters] = None)
     extends PartitionReader[InternalRow] {
   private val dataLoss = DataLossPolicy(partition.failOnDataLoss)
-  private val writer = partition.recordSchema.rowWriter()
-  private val output = new ShardRangeIterator.Output[InternalRow] {
-    def fromRecord(record: KinesisRecord): InternalRow = writer.fromRecord(record)
-    def fromBlock(block: RecordBlockCodec.Cursor): InternalRow = writer.fromBlock(block)
-    override def blockRead(local: Boolean): Unit = blockReads.foreach(_.read(local))
-  }
-  // One row object, written again for each record: Spark copies a reader's row before asking for the next.
   private val rows: Iterator[InternalRow] = partition.slices.iterator.flatMap { slice =>
-    // flatMap reaches a slice once the one before is read out: its rows are all written by then.
-    writer.shard(slice.stream, slice.shardId)
-    new ShardRangeIterator(KinesisClients.api(partition.connection), slice.stream, slice.shardId,
-      slice.from, slice.to, slice.ranges, partition.limits, dataLoss, output)
+    val stream = UTF8String.fromString(slice.stream)
+    val shardId = UTF8String.fromString(slice.shardId)
+    val schema = partition.recordSchema
+    new ShardRangeIterator(KinesisClients.api(partition.connection), slice.stream, slice.shardId, slice.from, slice.to,
+      slice.ranges, partition.limits, dataLoss, new ShardRangeIterator.Output[InternalRow] {
+        def fromRecord(record: KinesisRecord): InternalRow = schema.toRow(stream, shardId, record)
+        def fromBlock(block: RecordBlockCodec.Cursor): InternalRow = schema.toRow(stream, shardId, block)
+        override def blockRead(local: Boolean): Unit = blockReads.foreach(_.read(local))
+      })
   }
   private var current: InternalRow = _
 

@@ -1,6 +1,5 @@
 package io.kinesisspark
 
-import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -15,18 +14,11 @@ class KinesisRecordSchemaSuite extends AnyFunSuite {
   private val stream = UTF8String.fromString("clicks")
   private val shard = UTF8String.fromString("shardId-000000000001")
 
-  /** The row `schema`'s writer writes of `record`, copied (the writer writes every row into one). */
-  private def rowOf(schema: KinesisRecordSchema, record: KinesisRecord): InternalRow = {
-    val rows = schema.rowWriter()
-    rows.shard(stream.toString, shard.toString)
-    rows.fromRecord(record).copy()
-  }
-
   test("by default the rows have exactly the Databricks connector's six columns, in its order") {
     val records = KinesisSourceOptions.parse(base).recordSchema
     assert(records == KinesisRecordSchema.Databricks)
     assert(records.schema.fieldNames.toSeq == databricksColumns)
-    val row = rowOf(records, userRecord)
+    val row = records.toRow(stream, shard, userRecord)
     assert(row.numFields == 6)
     assert(row.getUTF8String(0).toString == "key" && row.getBinary(1).toSeq == Seq[Byte](1, 2))
     assert(row.getUTF8String(2) == stream && row.getUTF8String(3) == shard)
@@ -36,8 +28,8 @@ class KinesisRecordSchemaSuite extends AnyFunSuite {
   test("includeSubSequenceNumber adds the user record's index last, null for a plain record") {
     val records = KinesisSourceOptions.parse(base + ("includeSubSequenceNumber" -> "TRUE")).recordSchema
     assert(records.schema.fieldNames.toSeq == databricksColumns :+ "subSequenceNumber")
-    assert(rowOf(records, userRecord).getLong(6) == 3L)
-    assert(rowOf(records, plainRecord).isNullAt(6))
+    assert(records.toRow(stream, shard, userRecord).getLong(6) == 3L)
+    assert(records.toRow(stream, shard, plainRecord).isNullAt(6))
     assert(KinesisSourceOptions.parse(base + ("includeSubSequenceNumber" -> "false")).recordSchema ==
       KinesisRecordSchema.Databricks)
   }
@@ -47,7 +39,7 @@ class KinesisRecordSchemaSuite extends AnyFunSuite {
     assert(KinesisRecordSchema(RecordLayout.Awslabs).schema.fieldNames.toSeq == awslabs)
     val withIndex = KinesisRecordSchema(RecordLayout.Awslabs, subSequenceNumber = true)
     assert(withIndex.schema.fieldNames.toSeq == awslabs :+ "subSequenceNumber")
-    val row = rowOf(withIndex, userRecord)
+    val row = withIndex.toRow(stream, shard, userRecord)
     assert(row.getUTF8String(1) == stream && row.getUTF8String(5) == shard && row.getLong(6) == 3L)
   }
 
@@ -55,11 +47,9 @@ class KinesisRecordSchemaSuite extends AnyFunSuite {
     val records = Seq(userRecord, plainRecord, KinesisRecord("ключ-✓", Array.emptyByteArray, "4961", Some(0L), 0L))
     for (schema <- KinesisRecordSchema.All) {
       val block = RecordBlockCodec.cursor(RecordBlockCodec.encode(records))
-      val rows = schema.rowWriter()
-      rows.shard(stream.toString, shard.toString)
       records.foreach { record =>
         assert(block.next())
-        val (fromBlock, fromRecord) = (rows.fromBlock(block).copy(), rowOf(schema, record))
+        val (fromBlock, fromRecord) = (schema.toRow(stream, shard, block), schema.toRow(stream, shard, record))
         assert(fromBlock.toSeq(schema.schema).map(comparable) == fromRecord.toSeq(schema.schema).map(comparable),
           s"$schema, $record")
       }

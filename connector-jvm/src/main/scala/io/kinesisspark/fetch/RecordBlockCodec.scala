@@ -3,8 +3,6 @@ package io.kinesisspark.fetch
 import java.nio.ByteBuffer
 import java.nio.charset.StandardCharsets.UTF_8
 
-import scala.annotation.nowarn
-
 /**
  * The bytes of one prefetched block: the records of one shard, in order. A small hand-rolled format (not Java
  * or Kryo serialization) because blocks are written and read on every batch and must stay compact and
@@ -34,54 +32,35 @@ object RecordBlockCodec {
 
   /** The records as one block: a heap buffer positioned at 0 whose limit is the block's end. */
   def encode(records: Seq[KinesisRecord]): ByteBuffer = {
-    // Each key in UTF-8 once, to size the block before writing it: String.getBytes copies an ASCII string's bytes in
-    // one go, where a loop over its chars took a fifth of the read path's CPU. Sequence numbers are decimal digits
-    // (the API reference's pattern 0|([1-9]\d{0,128}), https://docs.aws.amazon.com/kinesis/latest/APIReference/API_Record.html),
-    // one byte a char, so they are copied straight into the block: their getBytes was 14 % of the fetch threads' CPU.
-    val keys = new Array[Array[Byte]](records.size)
+    // Each key and sequence number in UTF-8 once, to size the block before writing it: String.getBytes copies an
+    // ASCII string's bytes in one go, where a loop over its chars took a fifth of the read path's CPU.
+    val strings = new Array[Array[Byte]](records.size * 2)
     var size = HeaderBytes.toLong
     var i = 0
     records.foreach { r =>
-      keys(i) = r.partitionKey.getBytes(UTF_8)
-      size += FixedBytesPerRecord + keys(i).length + r.data.length + r.sequenceNumber.length +
+      strings(i) = r.partitionKey.getBytes(UTF_8)
+      strings(i + 1) = r.sequenceNumber.getBytes(UTF_8)
+      size += FixedBytesPerRecord + strings(i).length + r.data.length + strings(i + 1).length +
         (if (r.subSequenceNumber.isDefined) 8 else 0)
-      i += 1
+      i += 2
     }
     require(size <= Int.MaxValue, s"a block of ${records.size} records would take over 2 GB ($size bytes)")
     val out = ByteBuffer.allocate(size.toInt)
     out.putInt(Magic).put(FormatVersion).putInt(records.size)
     i = 0
     records.foreach { r =>
-      out.putInt(keys(i).length).put(keys(i))
+      out.putInt(strings(i).length).put(strings(i))
       out.putInt(r.data.length).put(r.data)
-      putDigits(out, r.sequenceNumber)
+      out.putInt(strings(i + 1).length).put(strings(i + 1))
       r.subSequenceNumber match {
         case Some(sub) => out.put(1.toByte).putLong(sub)
         case None      => out.put(0.toByte)
       }
       out.putLong(r.approximateArrivalMillis)
-      i += 1
+      i += 2
     }
     out.flip()
     out
-  }
-
-  /** A sequence number's length and digits, one byte each; one that is not a decimal number fails here. */
-  @nowarn("cat=deprecation") // String.getBytes(int, int, Array[Byte], int): one char a byte, copied without a new array
-  private def putDigits(out: ByteBuffer, sequenceNumber: String): Unit = {
-    val length = sequenceNumber.length
-    out.putInt(length)
-    val at = out.arrayOffset() + out.position()
-    val bytes = out.array()
-    sequenceNumber.getBytes(0, length, bytes, at)
-    // The bytes are checked, not the chars (a char outside Latin-1 leaves its low byte, which is a digit only for
-    // U+xx30 to U+xx39, never seen from Kinesis). No `require` in this loop or the reader's: its message is a
-    // closure, made on every call whether it fails or not, and these run for every byte and every record.
-    var k = at
-    while (k < at + length && bytes(k) >= '0' && bytes(k) <= '9') k += 1
-    if (k < at + length)
-      throw new IllegalArgumentException(s"Kinesis returned a sequence number that is not a decimal number: '$sequenceNumber'")
-    out.position(out.position() + length)
   }
 
   /** The records of a block, read lazily from `block` (which is not modified). */
@@ -148,14 +127,15 @@ object RecordBlockCodec {
   }
 
   /**
-   * Reads a block's records one at a time, leaving each in its fields: the partition key, data and sequence number
-   * as places in `bytes` (the block's own array, not copied), so that rows can be written without a String, an
-   * array or a [[KinesisRecord]] per record.
+   * Reads a block's records one at a time, leaving each in its fields: the partition key and sequence number as
+   * places in `bytes` (the block's own array, not copied), so that rows can be made without a String or a
+   * [[KinesisRecord]] per record.
    */
   final class Cursor private[RecordBlockCodec] (in: ByteBuffer, count: Int) {
     private var left = count
     val bytes: Array[Byte] = in.array()
-    var keyAt, keyLength, dataAt, dataLength, sequenceAt, sequenceLength: Int = 0
+    var keyAt, keyLength, sequenceAt, sequenceLength: Int = 0
+    var data: Array[Byte] = Array.emptyByteArray
     /** Meaningful only when `hasSubSequenceNumber`. */
     var subSequenceNumber: Long = 0L
     var hasSubSequenceNumber: Boolean = false
@@ -167,9 +147,8 @@ object RecordBlockCodec {
       keyLength = length()
       keyAt = in.arrayOffset() + in.position()
       in.position(in.position() + keyLength)
-      dataLength = length()
-      dataAt = in.arrayOffset() + in.position()
-      in.position(in.position() + dataLength)
+      data = new Array[Byte](length())
+      in.get(data)
       sequenceLength = length()
       sequenceAt = in.arrayOffset() + in.position()
       in.position(in.position() + sequenceLength)
@@ -182,14 +161,14 @@ object RecordBlockCodec {
     /** A length that the rest of the block holds: a damaged block fails here rather than read out of place. */
     private def length(): Int = {
       val n = in.getInt()
+      // Not `require`: its message is a closure, made on every call (three a record) whether it fails or not.
       if (n < 0 || n > in.remaining())
         throw new IllegalArgumentException(s"a damaged kinesis-spark record block: a length of $n with ${in.remaining()} bytes left")
       n
     }
 
     /** The current record as a [[KinesisRecord]]. */
-    def record: KinesisRecord = KinesisRecord(new String(bytes, keyAt, keyLength, UTF_8),
-      java.util.Arrays.copyOfRange(bytes, dataAt, dataAt + dataLength),
+    def record: KinesisRecord = KinesisRecord(new String(bytes, keyAt, keyLength, UTF_8), data,
       new String(bytes, sequenceAt, sequenceLength, UTF_8), if (hasSubSequenceNumber) Some(subSequenceNumber) else None,
       arrivalMillis)
   }

@@ -38,29 +38,35 @@ object DriverScaleBenchmark {
   def main(args: Array[String]): Unit = {
     val counts = if (args.isEmpty) Seq(1000, 10000) else args.toSeq.map(_.toInt)
     val spark = SparkSession.builder().master("local[2]").appName("kinesis-spark driver scale")
-      .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2").getOrCreate()
+      .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+      // A progress event for every trigger, also those that found nothing new (Spark's default reports one of those
+      // every 10 s): the query thread's CPU goes to them too, and the table counts them.
+      .config("spark.sql.streaming.noDataProgressEventInterval", "0").getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     try {
       val results = counts.map(n => n -> run(spark, n))
       println()
       println("| shards | batches | rows/s | driver ms/batch median (max) | latestOffset ms median | " +
-        "planInputPartitions ms median | commit ms median | query thread CPU ms/batch | offset bytes per shard | " +
+        "planInputPartitions ms median | commit ms median | triggers without data | query thread CPU ms/batch | " +
+        "offset bytes per shard | " +
         "batch ms median | prefetch task ms median (max) | batch task wait for a slot ms median (max) |")
-      println("|---|---|---|---|---|---|---|---|---|---|---|---|")
-      results.foreach { case (n, (batches, cpuPerBatch, waits)) =>
+      println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+      results.foreach { case (n, (batches, idle, cpuPerBatch, waits)) =>
         val driver = batches.map(_.driverMs)
         def med(i: Int) = fmt(median(batches.flatMap(_.calls(i))))
         val perShard = batches.flatMap(_.offsetBytes).lastOption.map(b => f"${b.toDouble / n}%.1f").getOrElse("-")
         val rowsPerSecond = batches.map(_.rows).sum.toDouble / MeasuredSeconds
         println(f"| $n%,d | ${batches.size} | $rowsPerSecond%,.0f | ${fmt(median(driver))} " +
-          f"(${fmt(if (driver.isEmpty) None else Some(driver.max))}) | ${med(0)} | ${med(1)} | ${med(2)} | $cpuPerBatch%.1f | $perShard | " +
+          f"(${fmt(if (driver.isEmpty) None else Some(driver.max))}) | ${med(0)} | ${med(1)} | ${med(2)} | $idle | $cpuPerBatch%.1f | " +
+          s"$perShard | " +
           s"${fmt(median(batches.map(_.triggerMs.toDouble)))} | ${waits.prefetch._2} (${waits.prefetch._3}) | " +
           s"${waits.batchWait._2} (${waits.batchWait._3}) |")
       }
     } finally spark.stop()
   }
 
-  private def run(spark: SparkSession, shards: Int): (Seq[BatchCost], Double, TaskWaits.Summary) = {
+  /** The batches with data, how many triggers found none, the query thread's CPU per batch, and task waits. */
+  private def run(spark: SparkSession, shards: Int): (Seq[BatchCost], Int, Double, TaskWaits.Summary) = {
     val stream = s"scale-$shards"
     val options = SteadyKinesisApi.installed(new SteadyKinesisApi(stream, shards, RecordsPerSecond, RecordBytes),
       Map("maxShardsPerDescribe" -> "10000"))
@@ -85,13 +91,16 @@ object DriverScaleBenchmark {
       val batches = progress.filter(_.numInputRows > 0).map(cost)
       // The query thread's own CPU: on this 2-core machine the executors' tasks share the cores, so the calls' wall
       // time is the CPU they need plus the time they waited for a core.
-      val cpuPerBatch = cpu / 1e6 / math.max(1, progress.size)
-      println(f"$shards shards: ${batches.size} batches measured; the query thread used $cpuPerBatch%.1f ms of CPU per batch")
+      // Charged to the batches with data: a trigger that finds nothing new still asks the source for an end offset.
+      val idle = progress.size - batches.size
+      val cpuPerBatch = cpu / 1e6 / math.max(1, batches.size)
+      println(f"$shards shards: ${batches.size} batches measured, $idle triggers found no new data; the query thread " +
+        f"used $cpuPerBatch%.1f ms of CPU per batch with data")
       batches.foreach(b => println(f"  batch ${b.id}%3d rows ${b.rows}%,9d driver ${b.driverMs}%8.1f ms " +
         b.calls.map(c => fmt(c)).mkString("(", " / ", ")") + s" offset ${b.offsetBytes.getOrElse("-")} B, " +
         s"trigger ${b.triggerMs} ms"))
       println(s"  ${waits.summary}")
-      (batches, cpuPerBatch, waits.summary)
+      (batches, idle, cpuPerBatch, waits.summary)
     } finally { query.stop(); spark.sparkContext.removeSparkListener(waits) }
   }
 
