@@ -331,5 +331,6 @@ object KinesisMicroBatchStream {
     "activeShards", "recordsRead", "bytesRead", "bufferedRecords", "bufferedBytes", "throttlingEvents",
     "avgFetchLatencyMs", "dataLossEvents", "fetchRounds", "oldestBufferedRecordAgeMs", "lastRoundBlocks", "blocksStored",
     "blockReadsLocal", "blockReadsRemote", "lastRoundMs",
-    "driverLatestOffsetMs", "driverPlanInputPartitionsMs", "driverCommitMs", "offsetBytes")
+    "driverLatestOffsetMs", "driverPlanInputPartitionsMs", "driverCommitMs",
+    "driverLatestOffsetCpuMs", "driverPlanInputPartitionsCpuMs", "driverCommitCpuMs", "offsetBytes")
 }

@@ -3,29 +3,46 @@ package io.kinesisspark
 import org.scalatest.funsuite.AnyFunSuite
 
 class DriverTimingsSuite extends AnyFunSuite {
-  test("a call's latest duration, less the waits it excluded, in milliseconds") {
-    var now = 0L
-    val timings = new DriverTimings(() => now)
+  test("a call's latest duration and CPU, less the waits it excluded, in milliseconds") {
+    var (now, cpu) = (0L, 0L)
+    val timings = new DriverTimings(() => now, () => cpu)
     val answer = timings.time(DriverTimings.LatestOffset) {
-      now += 2000000L // 2 ms of work
-      timings.excluded { now += 500000000L } // 500 ms waiting for a prefetch round
+      now += 2000000L // 2 ms of work, 1.5 of them on a core
+      cpu += 1500000L
+      timings.excluded { now += 500000000L; cpu += 20000L } // 500 ms waiting for a prefetch round
       now += 1500L
+      cpu += 1000L
       42
     }
     assert(answer == 42)
-    timings.time(DriverTimings.Commit)(now += 7000000L)
-    assert(timings.metrics == Map("driverLatestOffsetMs" -> "2.002", "driverCommitMs" -> "7.000"))
+    timings.time(DriverTimings.Commit) { now += 7000000L; cpu += 7000000L }
+    assert(timings.metrics == Map("driverLatestOffsetMs" -> "2.002", "driverCommitMs" -> "7.000",
+      "driverLatestOffsetCpuMs" -> "1.501", "driverCommitCpuMs" -> "7.000"))
     timings.time(DriverTimings.Commit)(now += 1000L) // the latest one replaces the one before
-    assert(timings.metrics("driverCommitMs") == "0.001")
+    assert(timings.metrics("driverCommitMs") == "0.001" && timings.metrics("driverCommitCpuMs") == "0.000")
   }
 
   test("a call that throws is timed too") {
     var now = 0L
-    val timings = new DriverTimings(() => now)
+    val timings = new DriverTimings(() => now, () => now / 2)
     intercept[IllegalStateException](timings.time(DriverTimings.PlanInputPartitions) {
       now += 3000000L
       throw new IllegalStateException("planning failed")
     })
-    assert(timings.metrics == Map("driverPlanInputPartitionsMs" -> "3.000"))
+    assert(timings.metrics == Map("driverPlanInputPartitionsMs" -> "3.000", "driverPlanInputPartitionsCpuMs" -> "1.500"))
+  }
+
+  test("by default the CPU is the calling thread's own") {
+    val timings = new DriverTimings()
+    timings.time(DriverTimings.Commit) {
+      val until = System.nanoTime() + 30000000L // 30 ms of work
+      var spin = 0L
+      while (System.nanoTime() < until) spin += 1
+      assert(spin > 0)
+    }
+    timings.time(DriverTimings.LatestOffset)(Thread.sleep(30)) // 30 ms of waiting, next to none of it on a core
+    val m = timings.metrics.map { case (k, v) => k -> v.toDouble }
+    assert(m("driverCommitCpuMs") > 5 && m("driverCommitCpuMs") <= m("driverCommitMs") + 1, m)
+    assert(m("driverLatestOffsetMs") >= 29 && m("driverLatestOffsetCpuMs") < 10, m)
   }
 }

@@ -29,10 +29,13 @@ object DriverScaleBenchmark {
   val WarmUpSeconds = 20
   val MeasuredSeconds = 40
   private val Calls = Seq("driverLatestOffsetMs", "driverPlanInputPartitionsMs", "driverCommitMs")
+  private val CpuCalls = Seq("driverLatestOffsetCpuMs", "driverPlanInputPartitionsCpuMs", "driverCommitCpuMs")
 
-  final case class BatchCost(id: Long, rows: Long, calls: Seq[Option[Double]], offsetBytes: Option[Long],
-      triggerMs: Long) {
+  final case class BatchCost(id: Long, rows: Long, calls: Seq[Option[Double]], cpuCalls: Seq[Option[Double]],
+      offsetBytes: Option[Long], triggerMs: Long) {
     def driverMs: Double = calls.flatten.sum
+    /** The CPU the query thread used in the calls: their time less any wait for a core the executors held. */
+    def driverCpuMs: Double = cpuCalls.flatten.sum
   }
 
   def main(args: Array[String]): Unit = {
@@ -46,18 +49,21 @@ object DriverScaleBenchmark {
     try {
       val results = counts.map(n => n -> run(spark, n))
       println()
-      println("| shards | batches | rows/s | driver ms/batch median (max) | latestOffset ms median | " +
+      println("| shards | batches | rows/s | driver ms/batch median (max) | driver CPU ms/batch median (max) | " +
+        "latestOffset ms median | " +
         "planInputPartitions ms median | commit ms median | triggers without data | query thread CPU ms/batch | " +
         "offset bytes per shard | " +
         "batch ms median | prefetch task ms median (max) | batch task wait for a slot ms median (max) |")
-      println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+      println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
       results.foreach { case (n, (batches, idle, cpuPerBatch, waits)) =>
         val driver = batches.map(_.driverMs)
+        val driverCpu = batches.map(_.driverCpuMs)
         def med(i: Int) = fmt(median(batches.flatMap(_.calls(i))))
         val perShard = batches.flatMap(_.offsetBytes).lastOption.map(b => f"${b.toDouble / n}%.1f").getOrElse("-")
         val rowsPerSecond = batches.map(_.rows).sum.toDouble / MeasuredSeconds
         println(f"| $n%,d | ${batches.size} | $rowsPerSecond%,.0f | ${fmt(median(driver))} " +
-          f"(${fmt(if (driver.isEmpty) None else Some(driver.max))}) | ${med(0)} | ${med(1)} | ${med(2)} | $idle | $cpuPerBatch%.1f | " +
+          f"(${fmt(if (driver.isEmpty) None else Some(driver.max))}) | ${fmt(median(driverCpu))} " +
+          f"(${fmt(if (driverCpu.isEmpty) None else Some(driverCpu.max))}) | ${med(0)} | ${med(1)} | ${med(2)} | $idle | $cpuPerBatch%.1f | " +
           s"$perShard | " +
           s"${fmt(median(batches.map(_.triggerMs.toDouble)))} | ${waits.prefetch._2} (${waits.prefetch._3}) | " +
           s"${waits.batchWait._2} (${waits.batchWait._3}) |")
@@ -97,6 +103,7 @@ object DriverScaleBenchmark {
       println(f"$shards shards: ${batches.size} batches measured, $idle triggers found no new data; the query thread " +
         f"used $cpuPerBatch%.1f ms of CPU per batch with data")
       batches.foreach(b => println(f"  batch ${b.id}%3d rows ${b.rows}%,9d driver ${b.driverMs}%8.1f ms " +
+        f"(CPU ${b.driverCpuMs}%.1f) " +
         b.calls.map(c => fmt(c)).mkString("(", " / ", ")") + s" offset ${b.offsetBytes.getOrElse("-")} B, " +
         s"trigger ${b.triggerMs} ms"))
       println(s"  ${waits.summary}")
@@ -114,7 +121,7 @@ object DriverScaleBenchmark {
   private def cost(p: StreamingQueryProgress): BatchCost = {
     val metrics = p.sources.head.metrics.asScala
     def number(name: String) = metrics.get(name).flatMap(v => scala.util.Try(v.toDouble).toOption)
-    BatchCost(p.batchId, p.numInputRows, Calls.map(number), number("offsetBytes").map(_.toLong),
+    BatchCost(p.batchId, p.numInputRows, Calls.map(number), CpuCalls.map(number), number("offsetBytes").map(_.toLong),
       Option(p.durationMs.get("triggerExecution")).map(_.longValue).getOrElse(0L))
   }
 
