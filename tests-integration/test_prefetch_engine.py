@@ -49,6 +49,8 @@ SOURCE_METRICS = (
     "lastRoundMs",
     "driverLatestOffsetMs",
     "driverPlanInputPartitionsMs",
+    "driverLatestOffsetCpuMs",
+    "driverPlanInputPartitionsCpuMs",
     "offsetBytes",
 )
 
@@ -410,6 +412,9 @@ def test_lag_metrics_show_a_backlog_and_then_the_catch_up(kinesis, stream, read_
     # The driver's side of each batch: one shard, a few milliseconds; the offset is one shard's JSON.
     for m in metrics:
         assert 0 <= float(m["driverLatestOffsetMs"]) < 5000 and 0 <= float(m["driverPlanInputPartitionsMs"]) < 5000, m
+        # A thread's CPU in a call is at most the call's time (a millisecond allowed for the two clocks' grain).
+        for call in ("LatestOffset", "PlanInputPartitions"):
+            assert 0 <= float(m[f"driver{call}CpuMs"]) <= float(m[f"driver{call}Ms"]) + 1, m
         assert 50 < int(m["offsetBytes"]) < 1000, m
     stored = [int(m["blocksStored"]) for m in metrics]
     assert stored == sorted(stored) and stored[-1] >= 1, f"blocksStored {stored}"

@@ -3,6 +3,7 @@ package io.kinesisspark
 import java.time.Clock
 import java.util.Optional
 
+import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 import scala.util.Random
 
@@ -161,10 +162,13 @@ final class KinesisMicroBatchStream(
       dataLoss.report(loss.stream, loss.shard, loss.what)
       driverDataLossEvents.incrementAndGet()
     }
+    // Each stream's graph taken once: asked per shard, the prefetcher's lock was taken a thousand times a plan at
+    // 1,000 shards, each time against the RPC threads taking it for every result delivered (a 512 ms wait seen).
+    val graphs = mutable.Map.empty[String, ShardGraph]
     BatchEndPlanner.plan(
       reconciled.base,
       reconciled.fresh,
-      (stream, shard) => prefetcher.graph(stream).parentsOf(shard),
+      (stream, shard) => graphs.getOrElseUpdate(stream, prefetcher.graph(stream)).parentsOf(shard),
       (stream, shard, from) => {
         val buffered = prefetcher.buffer.rangesAfter(stream, shard, from)
         // Trigger.AvailableNow ends at its target: nothing that arrived after it is exposed.
