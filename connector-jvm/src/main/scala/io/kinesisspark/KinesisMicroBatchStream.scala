@@ -163,7 +163,7 @@ final class KinesisMicroBatchStream(
       driverDataLossEvents.incrementAndGet()
     }
     // Each stream's graph taken once: asked per shard, the prefetcher's lock was taken a thousand times a plan at
-    // 1,000 shards, each time against the RPC threads taking it for every result delivered (a 512 ms wait seen).
+    // 1,000 shards, against the RPC threads that take it for every result delivered (JFR of DriverScaleBenchmark).
     val graphs = mutable.Map.empty[String, ShardGraph]
     BatchEndPlanner.plan(
       reconciled.base,
