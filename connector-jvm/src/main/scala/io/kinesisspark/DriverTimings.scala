@@ -22,9 +22,9 @@ package io.kinesisspark
  * @param cpuNanos the CPU time of the calling thread in nanoseconds, replaced in tests
  */
 final class DriverTimings(nanos: () => Long = () => System.nanoTime(),
-    cpuNanos: () => Long = DriverTimings.threadCpuNanos) {
-  private val latest = new java.util.concurrent.ConcurrentHashMap[String, java.lang.Long]()
-  private val latestCpu = new java.util.concurrent.ConcurrentHashMap[String, java.lang.Long]()
+    cpuNanos: () => Long = () => DriverTimings.threadCpuNanos()) {
+  // Wall and CPU nanoseconds of a call's latest run, as one value: metrics are read from another thread too.
+  private val latest = new java.util.concurrent.ConcurrentHashMap[String, (Long, Long)]()
 
   /** Runs `body` and records its duration and CPU as the latest of `call`, less what it spent in [[excluded]]. */
   def time[T](call: String)(body: => T): T = {
@@ -33,8 +33,8 @@ final class DriverTimings(nanos: () => Long = () => System.nanoTime(),
     try body
     finally {
       val excluded = excludedNanos.get
-      latest.put(call, math.max(0L, nanos() - started - (excluded._1 - excludedBefore._1)))
-      latestCpu.put(call, math.max(0L, cpuNanos() - cpuStarted - (excluded._2 - excludedBefore._2)))
+      latest.put(call, (math.max(0L, nanos() - started - (excluded._1 - excludedBefore._1)),
+        math.max(0L, cpuNanos() - cpuStarted - (excluded._2 - excludedBefore._2))))
     }
   }
 
@@ -51,10 +51,11 @@ final class DriverTimings(nanos: () => Long = () => System.nanoTime(),
   /** The latest duration and CPU of every call timed so far, in milliseconds (fractions kept to a microsecond). */
   def metrics: Map[String, String] = {
     val out = Map.newBuilder[String, String]
-    def add(suffix: String)(call: String, ns: java.lang.Long): Unit =
-      out += s"driver$call$suffix" -> String.format(java.util.Locale.ROOT, "%.3f", Double.box(ns.longValue / 1e6))
-    latest.forEach(add("Ms"))
-    latestCpu.forEach(add("CpuMs"))
+    def ms(ns: Long) = String.format(java.util.Locale.ROOT, "%.3f", Double.box(ns / 1e6))
+    latest.forEach { (call, took) =>
+      out += s"driver${call}Ms" -> ms(took._1)
+      out += s"driver${call}CpuMs" -> ms(took._2)
+    }
     out.result()
   }
 

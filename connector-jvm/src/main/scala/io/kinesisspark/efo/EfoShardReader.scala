@@ -106,7 +106,9 @@ final class EfoShardReader(
         // At the tip, unless newer records wait in the queue (then this round takes them too). An event queued
         // before the round began says nothing about records put since.
         val caughtUp = _ended || (e.millisBehindLatest == 0L && !subscription.recordsQueued && fresh)
-        ShardReadBatch(records, e.millisBehindLatest, _ended, e.records.iterator.map(_.data.length.toLong).sum, caughtUp)
+        var bytes = 0L
+        e.records.foreach(r => bytes += r.data.length) // not map(...).sum: that boxes every length
+        ShardReadBatch(records, e.millisBehindLatest, _ended, bytes, caughtUp)
       case None if lag.contains(0L) && closedShard && confirmEnd() =>
         end()
         ShardReadBatch(Vector.empty, 0L, ended = true, 0L, caughtUp = true)

@@ -163,7 +163,8 @@ object RecordBlockCodec {
       val n = in.getInt()
       // Not `require`: its message is a closure, made on every call (three a record) whether it fails or not.
       if (n < 0 || n > in.remaining())
-        throw new IllegalArgumentException(s"a damaged kinesis-spark record block: a length of $n with ${in.remaining()} bytes left")
+        throw new IllegalArgumentException(
+          s"a damaged kinesis-spark record block: a length of $n with ${in.remaining()} bytes left")
       n
     }
 

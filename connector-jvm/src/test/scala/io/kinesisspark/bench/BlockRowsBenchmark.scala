@@ -1,5 +1,7 @@
 package io.kinesisspark.bench
 
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, UnsafeProjection}
+import org.apache.spark.sql.types.{BinaryType, StringType, TimestampType}
 import org.apache.spark.unsafe.types.UTF8String
 
 import io.kinesisspark.KinesisRecordSchema
@@ -43,10 +45,8 @@ object BlockRowsBenchmark {
       while (block.next()) sink += schema.toRow(stream, shard, block).getLong(5)
     }
     // What Spark does next with each row in ReadPathBenchmark's query: an UnsafeRow of the columns it selects.
-    val selected = org.apache.spark.sql.catalyst.expressions.UnsafeProjection.create(Seq(
-      org.apache.spark.sql.catalyst.expressions.BoundReference(1, org.apache.spark.sql.types.BinaryType, nullable = true),
-      org.apache.spark.sql.catalyst.expressions.BoundReference(0, org.apache.spark.sql.types.StringType, nullable = true),
-      org.apache.spark.sql.catalyst.expressions.BoundReference(5, org.apache.spark.sql.types.TimestampType, nullable = true)))
+    val selected = UnsafeProjection.create(Seq(BoundReference(1, BinaryType, nullable = true),
+      BoundReference(0, StringType, nullable = true), BoundReference(5, TimestampType, nullable = true)))
     def projected(): Unit = encoded.foreach { b =>
       val block = RecordBlockCodec.cursor(b)
       while (block.next()) sink += selected(schema.toRow(stream, shard, block)).getLong(2)
@@ -58,7 +58,8 @@ object BlockRowsBenchmark {
     println("|---|---|")
     Seq("encode a block" -> (() => encode()), "rows via KinesisRecords" -> (() => viaRecords()),
         "rows straight from the block" -> (() => fromBlock()),
-        "rows straight from the block, then Spark's projection of three columns" -> (() => projected())).foreach { case (name, run) =>
+        "rows straight from the block, then Spark's projection of three columns" -> (() => projected()))
+      .foreach { case (name, run) =>
       (1 to Rounds).foreach(_ => run())
       val times = (1 to Rounds).map { _ =>
         val t0 = System.nanoTime()

@@ -63,8 +63,8 @@ object DriverScaleBenchmark {
         val rowsPerSecond = batches.map(_.rows).sum.toDouble / MeasuredSeconds
         println(f"| $n%,d | ${batches.size} | $rowsPerSecond%,.0f | ${fmt(median(driver))} " +
           f"(${fmt(if (driver.isEmpty) None else Some(driver.max))}) | ${fmt(median(driverCpu))} " +
-          f"(${fmt(if (driverCpu.isEmpty) None else Some(driverCpu.max))}) | ${med(0)} | ${med(1)} | ${med(2)} | $idle | $cpuPerBatch%.1f | " +
-          s"$perShard | " +
+          f"(${fmt(if (driverCpu.isEmpty) None else Some(driverCpu.max))}) | ${med(0)} | ${med(1)} | ${med(2)} | " +
+          f"$idle | $cpuPerBatch%.1f | $perShard | " +
           s"${fmt(median(batches.map(_.triggerMs.toDouble)))} | ${waits.prefetch._2} (${waits.prefetch._3}) | " +
           s"${waits.batchWait._2} (${waits.batchWait._3}) |")
       }

@@ -69,7 +69,8 @@ object ReadPathBenchmark {
       println("|---|---|---|---|---|---|---|")
       Seq(rate, kinesis).foreach { r =>
         println(f"| ${r.source} | ${r.rows}%,d | ${r.seconds}%.1f | ${r.rowsPerSecond}%,.0f | " +
-          f"${r.rowsPerSecond / cores}%,.0f | ${r.cpuPerMillion}%.2f | ${r.cpuPerMillion - r.connectorCpuPerMillion}%.2f |")
+          f"${r.rowsPerSecond / cores}%,.0f | ${r.cpuPerMillion}%.2f | " +
+          f"${r.cpuPerMillion - r.connectorCpuPerMillion}%.2f |")
       }
       println(f"kinesis / rate, rows/s: ${kinesis.rowsPerSecond / rate.rowsPerSecond}%.2f; " +
         f"CPU per row: ${kinesis.cpuPerMillion / rate.cpuPerMillion}%.2f, " +
