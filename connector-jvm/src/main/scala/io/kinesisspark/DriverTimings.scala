@@ -67,7 +67,7 @@ object DriverTimings {
   private val threads = java.lang.management.ManagementFactory.getThreadMXBean
 
   /** The current thread's CPU time; 0 where the JVM cannot measure it (the CPU metrics then read 0). */
-  private def threadCpuNanos(): Long =
+  private[kinesisspark] def threadCpuNanos(): Long =
     if (threads.isCurrentThreadCpuTimeSupported) math.max(0L, threads.getCurrentThreadCpuTime) else 0L
 
   val LatestOffset = "LatestOffset"

@@ -61,9 +61,8 @@ object DriverScaleBenchmark {
         def med(i: Int) = fmt(median(batches.flatMap(_.calls(i))))
         val perShard = batches.flatMap(_.offsetBytes).lastOption.map(b => f"${b.toDouble / n}%.1f").getOrElse("-")
         val rowsPerSecond = batches.map(_.rows).sum.toDouble / MeasuredSeconds
-        println(f"| $n%,d | ${batches.size} | $rowsPerSecond%,.0f | ${fmt(median(driver))} " +
-          f"(${fmt(if (driver.isEmpty) None else Some(driver.max))}) | ${fmt(median(driverCpu))} " +
-          f"(${fmt(if (driverCpu.isEmpty) None else Some(driverCpu.max))}) | ${med(0)} | ${med(1)} | ${med(2)} | " +
+        println(f"| $n%,d | ${batches.size} | $rowsPerSecond%,.0f | ${fmt(median(driver))} (${fmt(maximum(driver))}) | " +
+          f"${fmt(median(driverCpu))} (${fmt(maximum(driverCpu))}) | ${med(0)} | ${med(1)} | ${med(2)} | " +
           f"$idle | $cpuPerBatch%.1f | $perShard | " +
           s"${fmt(median(batches.map(_.triggerMs.toDouble)))} | ${waits.prefetch._2} (${waits.prefetch._3}) | " +
           s"${waits.batchWait._2} (${waits.batchWait._3}) |")
@@ -127,6 +126,8 @@ object DriverScaleBenchmark {
 
   private def median(xs: Seq[Double]): Option[Double] =
     if (xs.isEmpty) None else Some(xs.sorted.apply(xs.size / 2))
+
+  private def maximum(xs: Seq[Double]): Option[Double] = if (xs.isEmpty) None else Some(xs.max)
 
   private def fmt(x: Option[Double]): String = x.fold("-")(v => f"$v%.1f")
 }

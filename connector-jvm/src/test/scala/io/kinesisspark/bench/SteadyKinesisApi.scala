@@ -2,7 +2,7 @@ package io.kinesisspark.bench
 
 import java.nio.charset.StandardCharsets.ISO_8859_1
 
-import io.kinesisspark.{KinesisErrors, KinesisSourceOptions, ShardPosition}
+import io.kinesisspark.{DriverTimings, KinesisErrors, KinesisSourceOptions, ShardPosition}
 import io.kinesisspark.aws._
 
 /**
@@ -78,9 +78,9 @@ final class SteadyKinesisApi(val stream: String, shards: Int, recordsPerSecond: 
   val cpuNanos = new java.util.concurrent.atomic.LongAdder
 
   override def getRecords(name: String, iterator: String, limit: Int): GetRecordsResult = {
-    val cpu0 = SteadyKinesisApi.threads.getCurrentThreadCpuTime
+    val cpu0 = DriverTimings.threadCpuNanos()
     try made(name, iterator, limit)
-    finally cpuNanos.add(SteadyKinesisApi.threads.getCurrentThreadCpuTime - cpu0)
+    finally cpuNanos.add(DriverTimings.threadCpuNanos() - cpu0)
   }
 
   private def made(name: String, iterator: String, limit: Int): GetRecordsResult = {
@@ -107,8 +107,6 @@ final class SteadyKinesisApi(val stream: String, shards: Int, recordsPerSecond: 
 }
 
 object SteadyKinesisApi {
-  private val threads = java.lang.management.ManagementFactory.getThreadMXBean
-
   /**
    * Installs `api` for a query reading its stream ([[KinesisClients.install]]) and returns that query's options,
    * with `more`: a loopback endpoint that is never called, placeholder keys, reading from trim_horizon.
