@@ -6,7 +6,11 @@ import io.kinesisspark.fetch.FetchedRange
 
 /** One shard's part of a batch: records in (`from`, `to`], with the buffered ranges that hold them, if any. */
 final case class ShardSlice(stream: String, shardId: String, from: ShardPosition, to: ShardPosition, ranges: Seq[FetchedRange]) {
-  lazy val bytes: Long = ranges.iterator.map(_.bytes).sum
+  lazy val bytes: Long = {
+    var sum = 0L
+    ranges.foreach(sum += _.bytes) // not map(...).sum, which boxes every range's bytes
+    sum
+  }
 }
 
 /**
@@ -57,6 +61,11 @@ object PartitionCoalescer {
 
   /** The executor that holds most of these ranges' bytes, if any is in a block. */
   def holderOfMost(ranges: Seq[FetchedRange]): Option[String] = {
+    // A shard's ranges nearly always sit with one executor (its rounds ran there): no need to total them per place.
+    val places = ranges.iterator.flatMap(_.block).map(_.location)
+    if (!places.hasNext) return None
+    val first = places.next()
+    if (places.forall(_ == first)) return Some(first)
     val bytesByLocation = ranges.flatMap(r => r.block.map(_.location -> r.bytes)).groupMapReduce(_._1)(_._2)(_ + _)
     if (bytesByLocation.isEmpty) None else Some(bytesByLocation.maxBy(_._2)._1)
   }

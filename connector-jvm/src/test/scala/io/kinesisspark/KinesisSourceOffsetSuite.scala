@@ -86,4 +86,21 @@ class KinesisSourceOffsetSuite extends AnyFunSuite {
     assert(isAfter(a, TrimHorizon) && isAfter(a, AtTimestamp(0)) && !isAfter(a, Finished))
     assert(reaches(Finished, a) && !reaches(a, Finished) && reaches(a, TrimHorizon) && !reaches(TrimHorizon, a))
   }
+
+  test("sequence numbers compare as numbers, of as many digits or not, with leading zeros or not") {
+    val rnd = new scala.util.Random(17)
+    // Kinesis-like numbers (56 digits, a shared prefix), shorter ones and zero-padded ones.
+    def number(): String = rnd.nextInt(4) match {
+      case 0 => "4963" + (1 to 52).map(_ => ('0' + rnd.nextInt(10)).toChar).mkString
+      case 1 => (1 + rnd.nextInt(9)).toString + (1 to rnd.nextInt(4)).map(_ => ('0' + rnd.nextInt(2)).toChar).mkString
+      case 2 => "0" * rnd.nextInt(3) + rnd.nextInt(1000).toString
+      case _ => "0"
+    }
+    (1 to 5000).foreach { _ =>
+      val (a, b) = (number(), number())
+      assert(Integer.signum(compareSequenceNumbers(a, b)) == BigInt(a).compare(BigInt(b)), s"$a against $b")
+    }
+    assert(compareSequenceNumbers("0123", "0124") < 0 && compareSequenceNumbers("0200", "0123") > 0)
+    assert(compareSequenceNumbers("0123", "123") == 0 && compareSequenceNumbers("999", "1000") < 0)
+  }
 }

@@ -40,6 +40,16 @@ class PartitionCoalescerSuite extends AnyFunSuite {
     assert(bins.forall(_.map(PartitionCoalescer.location).distinct.size == 1))
   }
 
+  test("a slice's executor is the one holding most of its bytes") {
+    def range(location: Option[String], bytes: Long) = FetchedRange("s", "a", TrimHorizon, AfterRecord("3"),
+      location.map(BlockRef(1, bytes, _, 0, bytes.toInt, last = true)), 1, bytes)
+    assert(PartitionCoalescer.holderOfMost(Seq(range(Some("e1"), 4), range(None, 50), range(Some("e1"), 3))).contains("e1"))
+    assert(PartitionCoalescer.holderOfMost(Seq(range(Some("e1"), 4), range(Some("e2"), 5), range(Some("e1"), 3)))
+      .contains("e1"))
+    assert(PartitionCoalescer.holderOfMost(Seq(range(Some("e1"), 4), range(Some("e2"), 9))).contains("e2"))
+    assert(PartitionCoalescer.holderOfMost(Seq(range(None, 4))).isEmpty)
+  }
+
   test("the blocks' average counts a block that several ranges share once") {
     def shared(shard: String, id: Long) = ShardSlice("s", shard, TrimHorizon, AfterRecord("3"), (0 until 3).map { i =>
       FetchedRange("s", shard, TrimHorizon, AfterRecord("3"), Some(BlockRef(1, id, "executor_h_1", i * 4, 4, last = i == 2)), 1, 4)

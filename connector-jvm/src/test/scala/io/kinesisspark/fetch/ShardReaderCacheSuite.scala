@@ -46,6 +46,19 @@ class ShardReaderCacheSuite extends AnyFunSuite {
     assert(idle.closed && !recent.closed && cache.size == 1)
   }
 
+  test("a source idle for longer than idleMillis is not handed out, even before a sweep") {
+    val clock = new SteppedClock
+    val cache = new ShardReaderCache(clock, idleMillis = 1000L, maxSources = 10)
+    val idle = new Source("shard-0")
+    cache.release(1, idle)
+    clock.sleep(1001)
+    val fresh = cache.acquire(1, "s", "shard-0", ShardPosition.TrimHorizon)(new Source("shard-0"))
+    assert((fresh ne idle) && idle.closed)
+    cache.release(1, fresh)
+    clock.sleep(1000)
+    assert(cache.acquire(1, "s", "shard-0", ShardPosition.TrimHorizon)(new Source("shard-0")) eq fresh)
+  }
+
   test("beyond its capacity the least recently released go first") {
     val clock = new SteppedClock
     val cache = new ShardReaderCache(clock, idleMillis = 60000L, maxSources = 3)
