@@ -227,10 +227,7 @@ final class Prefetcher(
    * first (see [[FetchService]]); the same copy delivered again (its executor missed the answer) is told it was kept.
    */
   private def onResult(bytes: Array[Byte]): Int = {
-    val (ticket, copy, results) = LoaderBridge.fromBytes(bytes) match {
-      case (id: java.lang.Long, copy: String, rs: Seq[_]) => (id.longValue(), copy, rs.map(_.asInstanceOf[ShardFetchResult]))
-      case other => throw new IllegalStateException(s"an executor delivered a ${other.getClass.getName}")
-    }
+    val FetchDelivery(ticket, copy, results) = FetchDelivery.decode(bytes)
     synchronized {
       if (stopped) FetchResultChannel.Closed
       else if (keptCopies.get(ticket).contains(copy)) FetchResultChannel.Accepted

@@ -10,7 +10,6 @@ import org.apache.spark.SparkEnv
 import org.apache.spark.kinesisspark.{BlockStoreBridge, FetchResultChannel}
 import org.slf4j.LoggerFactory
 
-import io.kinesisspark.LoaderBridge
 import io.kinesisspark.aws.KinesisClients
 
 /**
@@ -138,7 +137,7 @@ object FetchService {
       // A stopped fetch's result is empty (its blocks are gone): delivered all the same, so a driver that still waits
       // for it does not wait until it gives up.
       val answer = if (ShardReaderCache.isDropped(task.streamId)) FetchResultChannel.Closed
-        else deliver(ticket, LoaderBridge.toBytes((Long.box(ticket.id), s"${BlockStoreBridge.location}/$attempt", results)))
+        else deliver(ticket, FetchDelivery.encode(FetchDelivery(ticket.id, s"${BlockStoreBridge.location}/$attempt", results)))
       val blocks = results.iterator.flatMap(_.ranges).flatMap(_.block).filter(_.last).toSeq
       if (answer == FetchResultChannel.Refused || answer == FetchResultChannel.Closed) {
         blocks.foreach(b => try BlockStoreBridge.removeLocal(b.streamId, b.uniqueId) catch { case NonFatal(_) => () })

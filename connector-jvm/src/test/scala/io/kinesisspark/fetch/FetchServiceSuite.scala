@@ -8,7 +8,6 @@ import org.apache.spark.kinesisspark.{BlockStoreBridge, FetchResultChannel}
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.kinesisspark.LoaderBridge
 import io.kinesisspark.ShardPosition.TrimHorizon
 import io.kinesisspark.aws.{AwsConnection, AwsCredentialsConfig, GetRecordsResult, KinesisClients}
 
@@ -51,9 +50,9 @@ class FetchServiceSuite extends AnyFunSuite with BeforeAndAfterAll {
     delivered.toArray(Array.empty[Array[Byte]]).toSeq.map(decode)
   }
 
-  private def decode(bytes: Array[Byte]): (Long, String, Seq[ShardFetchResult]) = LoaderBridge.fromBytes(bytes) match {
-    case (id: java.lang.Long, copy: String, rs: Seq[_]) => (id.longValue(), copy, rs.map(_.asInstanceOf[ShardFetchResult]))
-    case other => fail(s"delivered: $other")
+  private def decode(bytes: Array[Byte]): (Long, String, Seq[ShardFetchResult]) = {
+    val delivery = FetchDelivery.decode(bytes)
+    (delivery.ticket, delivery.copy, delivery.results)
   }
 
   private def blocks(results: Seq[ShardFetchResult]): Seq[BlockRef] = results.flatMap(_.ranges).flatMap(_.block).filter(_.last)
