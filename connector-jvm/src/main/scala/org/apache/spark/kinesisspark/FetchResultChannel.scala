@@ -15,7 +15,7 @@ import org.apache.spark.util.RpcUtils
  * delivers each result here when its fetching is done, and says once a second which tickets it still holds (see
  * io.kinesisspark.fetch.FetchService). Spark-private API (RPC), hence this package.
  *
- * Messages are JDK types (results are the connector's objects, Java-serialized into bytes): the driver's RPC layer
+ * Messages are JDK types (results travel as bytes, see io.kinesisspark.fetch.FetchDelivery): the driver's RPC layer
  * deserializes messages with its own class loader, which cannot load the connector's classes when the jar came with
  * a Spark Connect session.
  *
