@@ -72,12 +72,22 @@ final class Prefetcher(
   private val dataLoss = DataLossPolicy(options.failOnDataLoss)
   private var lastListMillis = Long.MinValue
   private val listingBackoff = new TransientBackoff()
-  private var failure: Option[Throwable] = None
+  // Written under `this`; read without it (checkFailure runs on the query thread every plan).
+  @volatile private var failure: Option[Throwable] = None
   private var rounds = 0L
   private var lastRoundBlockCount = 0L
   private var blocksStoredTotal = 0L
   private var lastRoundDuration = 0L
   @volatile private var stopped = false
+  /**
+   * Each stream's graph and creation time as last listed, published under `this` whenever `graphs` or `created`
+   * change, and read without it: the query thread plans every batch from them, while the lister and the round thread
+   * hold the lock for tens of milliseconds at 10,000 shards (JFR of DriverScaleBenchmark: the plan's waits for it).
+   */
+  @volatile private var listedView = ListedStreams(Map.empty, Map.empty)
+
+  private def publishListed(): Unit = listedView = ListedStreams(graphs.toMap, created.toMap)
+
   /** Trigger.AvailableNow's target time: responses are split there (see [[ShardFetchTask.arrivalCut]]). */
   @volatile private var arrivalCut: Option[Long] = None
 
@@ -106,6 +116,7 @@ final class Prefetcher(
       base.getOrElseUpdate((stream, shard), pos)
     }
     start.created.foreach { case (stream, ms) => created.getOrElseUpdate(stream, ms) }
+    if (start.created.keys.exists(s => !listedView.created.contains(s))) publishListed()
     options.streams.filterNot(start.streams.contains).filterNot(graphs.contains).foreach { stream =>
       addedStreamAt.getOrElseUpdate(stream, clock.millis())
     }
@@ -121,11 +132,12 @@ final class Prefetcher(
   }
 
   /** The shard graph of a stream as last listed (empty before the first listing). */
-  def graph(stream: String): ShardGraph = synchronized(graphs.getOrElse(stream, ShardGraph(Nil)))
+  def graph(stream: String): ShardGraph = listedView.graphs.getOrElse(stream, ShardGraph(Nil))
 
   /** Each stream as last listed (streams not listed yet are absent). */
-  def listings: Map[String, StartReconciler.Listing] = synchronized {
-    graphs.keys.map(s => s -> StartReconciler.Listing(created(s), graphs(s))).toMap
+  def listings: Map[String, StartReconciler.Listing] = {
+    val now = listedView
+    now.graphs.map { case (s, graph) => s -> StartReconciler.Listing(now.created(s), graph) }
   }
 
   /** Where fetching of a shard began or continues from when nothing is buffered for it. */
@@ -136,7 +148,8 @@ final class Prefetcher(
 
   /** Every shard known to the prefetcher with the furthest position fetched (or where fetching starts). */
   def positions: Map[(String, String), ShardPosition] = synchronized {
-    base.keys.map(k => k -> buffer.end(k._1, k._2).getOrElse(base(k))).toMap
+    val ends = buffer.ends
+    base.map { case (k, start) => k -> ends.getOrElse(k, start) }.toMap
   }
 
   /** Per shard: the latest fetch statistics. */
@@ -157,7 +170,7 @@ final class Prefetcher(
   def driverDataLossEvents: Long = synchronized(streamDataLossEvents)
 
   /** Rethrows the prefetcher's failure, if it failed. */
-  def checkFailure(): Unit = synchronized(failure.foreach(e => throw e))
+  def checkFailure(): Unit = failure.foreach(e => throw e)
 
   /**
    * A batch through `end` has run (the stream says so when Spark asks for the next batch's end, and Spark's `commit`
@@ -319,14 +332,15 @@ final class Prefetcher(
     val staleBlocks = synchronized {
       // Listing runs meanwhile: a stream created again, or a shard gone, since the orders were made leaves results
       // that no longer continue what is buffered; they are dropped (their blocks removed), never appended.
+      val ends = buffer.ends
       val (fitting, stale) = results.partition { r =>
-        base.contains((r.stream, r.shardId)) && r.ranges.headOption.forall(first =>
-          buffer.end(r.stream, r.shardId).getOrElse(base((r.stream, r.shardId))) == first.from)
+        val key = (r.stream, r.shardId)
+        base.contains(key) && r.ranges.headOption.forall(first => ends.getOrElse(key, base(key)) == first.from)
       }
       stale.foreach(r => log.info(s"Dropping what a prefetch round read of stream '${r.stream}', ${r.shardId}: the " +
         "shard was reset or dropped by a listing during the round"))
+      buffer.appendAll(fitting.iterator.flatMap(_.ranges).toSeq)
       fitting.foreach { r =>
-        r.ranges.foreach(buffer.append)
         val previous = stats.get((r.stream, r.shardId))
         stats((r.stream, r.shardId)) = ShardStats(
           millisBehindLatest = r.millisBehindLatest.orElse(previous.flatMap(_.millisBehindLatest)),
@@ -421,6 +435,7 @@ final class Prefetcher(
           else addedStreamAt.get(stream).fold[ShardPosition](TrimHorizon)(options.initialPosition.shardPosition(stream, shardId, _))
         created(stream) = createdMillis
         graphs(stream) = graph
+        publishListed()
         val ids = graph.shards.map(_.shardId).toSet
         base.keys.filter(k => k._1 == stream && !ids.contains(k._2)).toSeq.foreach(base.remove)
         graph.shards.foreach(s => base.getOrElseUpdate((stream, s.shardId), newShardStart(s.shardId)))
@@ -437,6 +452,7 @@ final class Prefetcher(
   private def streamMissing(stream: String, e: StreamNotFoundException): Unit = {
     val first = synchronized {
       graphs.remove(stream)
+      publishListed()
       shardListings.forget(stream)
       missingStreams.add(stream)
     }
@@ -553,6 +569,8 @@ final class Prefetcher(
 
 object Prefetcher {
   private val log = LoggerFactory.getLogger(classOf[Prefetcher])
+  /** Each stream's shard graph and creation time, as one immutable value (see `listedView`). */
+  private final case class ListedStreams(graphs: Map[String, ShardGraph], created: Map[String, Long])
   private val StopWaitMillis = 10000L
   /** How often a round waiting for results checks that the executors fetching them are still there. */
   private val LivenessCheckMillis = 500L

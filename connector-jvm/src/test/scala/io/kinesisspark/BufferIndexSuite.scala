@@ -25,6 +25,17 @@ class BufferIndexSuite extends AnyFunSuite {
     assert(index(r1, r2, r3).end("s", "shard-0").contains(Finished))
   }
 
+  test("every shard's end at once, after ranges appended at once") {
+    val other = FetchedRange("s", "shard-1", TrimHorizon, AfterRecord("7"), None, records = 1, bytes = 10)
+    val b = new BufferIndex
+    b.appendAll(Seq(r1, other, r2))
+    assert(b.ends == Map(("s", "shard-0") -> AfterRecord("20"), ("s", "shard-1") -> AfterRecord("7")))
+    assert(b.ends.forall { case ((stream, shard), end) => b.end(stream, shard).contains(end) })
+    b.dropThrough(KinesisSourceOffset(Map("s" -> Map("shard-0" -> AfterRecord("20")))))
+    assert(b.ends.keySet == Set(("s", "shard-1")))
+    intercept[IllegalArgumentException](b.appendAll(Seq(r3.copy(shardId = "shard-1"))))
+  }
+
   test("ranges must continue the chain") {
     intercept[IllegalArgumentException](index(r1, r3))
   }

@@ -87,6 +87,23 @@ class KinesisSourceOffsetSuite extends AnyFunSuite {
     assert(reaches(Finished, a) && !reaches(a, Finished) && reaches(a, TrimHorizon) && !reaches(TrimHorizon, a))
   }
 
+  test("sequence numbers in base 36 as BigInteger writes them, for every length and leading zeros") {
+    val rnd = new scala.util.Random(36)
+    val numbers = Seq("0", "000", "1", "35", "36", "0036", "999999999", "1000000000", "60466176", "60466175",
+      "9" * 129, "1" + "0" * 128) ++ (1 to 3000).map { _ =>
+      val digits = 1 + rnd.nextInt(129)
+      "0" * rnd.nextInt(3) + (1 to digits).map(_ => ('0' + rnd.nextInt(10)).toChar).mkString
+    }
+    numbers.foreach { n =>
+      assert(KinesisSourceOffset.decimalToBase36(n) == new java.math.BigInteger(n).toString(36), n)
+    }
+    // What is not ASCII digits is BigInteger's to take or refuse, as before.
+    Seq("-5", "+77", "\uff11").foreach { other =>
+      assert(KinesisSourceOffset.decimalToBase36(other) == new java.math.BigInteger(other).toString(36), other)
+    }
+    Seq("", "12x").foreach(bad => intercept[NumberFormatException](KinesisSourceOffset.decimalToBase36(bad)))
+  }
+
   test("sequence numbers compare as numbers, of as many digits or not, with leading zeros or not") {
     val rnd = new scala.util.Random(17)
     // Kinesis-like numbers (56 digits, a shared prefix), shorter ones and zero-padded ones.
