@@ -123,7 +123,7 @@ object KinesisSourceOffset {
     else if (shardId.nonEmpty && (shardId.forall(_.isDigit) || shardId.startsWith("="))) "=" + shardId
     else shardId
 
-  /** 36 to the 5th: five base-36 digits, the most a long holds times 10^9 without overflowing. */
+  /** 36 to the 5th: each division yields five base-36 digits; a remainder below it, times 10^9, fits a long. */
   private val Base36Chunk = 60466176L
 
   /**

@@ -1,6 +1,7 @@
 package io.kinesisspark
 
 import scala.collection.compat._
+import scala.collection.mutable
 
 import io.kinesisspark.fetch.FetchedRange
 
@@ -46,8 +47,8 @@ object PartitionCoalescer {
     if (averageBlock >= thresholdBlockSize) slices.map(Seq(_))
     else {
       val bins = Seq.newBuilder[Seq[ShardSlice]]
-      val byLocation = new java.util.TreeMap[String, scala.collection.mutable.ArrayBuffer[ShardSlice]]()
-      slices.foreach(slice => byLocation.computeIfAbsent(location(slice), _ => scala.collection.mutable.ArrayBuffer.empty)
+      val byLocation = new java.util.TreeMap[String, mutable.ArrayBuffer[ShardSlice]]()
+      slices.foreach(slice => byLocation.computeIfAbsent(location(slice), _ => mutable.ArrayBuffer.empty[ShardSlice])
         .append(slice))
       byLocation.values().forEach { here =>
         var current = Vector.empty[ShardSlice]

@@ -339,7 +339,7 @@ final class Prefetcher(
       }
       stale.foreach(r => log.info(s"Dropping what a prefetch round read of stream '${r.stream}', ${r.shardId}: the " +
         "shard was reset or dropped by a listing during the round"))
-      buffer.appendAll(fitting.iterator.flatMap(_.ranges).toSeq)
+      buffer.appendAll(fitting.flatMap(_.ranges))
       fitting.foreach { r =>
         val previous = stats.get((r.stream, r.shardId))
         stats((r.stream, r.shardId)) = ShardStats(
@@ -536,8 +536,9 @@ final class Prefetcher(
   private def awaitResults(): Seq[ShardFetchResult] = {
     val lost = mutable.HashSet.empty[Long]
     // Every delivery wakes this thread: what it does then is constant, and the tickets are walked only when the
-    // liveness check is due. Walking them on every wake was quadratic in the tickets of a round (at 1,000 shards, a
-    // sixth of the driver JVM's allocation in DriverScaleBenchmark, and longer GC pauses for the query thread).
+    // liveness check is due (so a silent ticket is found lost up to LivenessCheckMillis after SilenceLimitMillis).
+    // Walking them on every wake was quadratic in the tickets of a round (at 1,000 shards, a sixth of the driver JVM's
+    // allocation in DriverScaleBenchmark, and longer GC pauses for the query thread).
     def openCount: Int = awaited.size - delivered.size - lost.count(!delivered.contains(_))
     var checkedAt = clock.millis() - LivenessCheckMillis // due at once
     while (synchronized(!stopped && openCount > 0)) {

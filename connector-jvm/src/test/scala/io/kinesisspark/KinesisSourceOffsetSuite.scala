@@ -87,10 +87,21 @@ class KinesisSourceOffsetSuite extends AnyFunSuite {
     assert(reaches(Finished, a) && !reaches(a, Finished) && reaches(a, TrimHorizon) && !reaches(TrimHorizon, a))
   }
 
+  test("offsets of the same positions and creation times are the same, built apart or not") {
+    def offset(seq: String, created: Long) = KinesisSourceOffset(
+      Map("s" -> Map("shardId-000000000000" -> AfterRecord(seq), "shardId-000000000001" -> Finished)),
+      Map("s" -> created))
+    assert(offset("12", 5L).samePositions(offset("12", 5L)))
+    assert(!offset("12", 5L).samePositions(offset("13", 5L)))
+    assert(!offset("12", 5L).samePositions(offset("12", 6L)))
+    val fewer = KinesisSourceOffset(Map("s" -> Map("shardId-000000000000" -> AfterRecord("12"))), Map("s" -> 5L))
+    assert(!offset("12", 5L).samePositions(fewer))
+  }
+
   test("sequence numbers in base 36 as BigInteger writes them, for every length and leading zeros") {
     val rnd = new scala.util.Random(36)
     val numbers = Seq("0", "000", "1", "35", "36", "0036", "999999999", "1000000000", "60466176", "60466175",
-      "9" * 129, "1" + "0" * 128) ++ (1 to 3000).map { _ =>
+      "9" * 129, "1" + "0" * 128, "3656158440062976", "3656158440062975") ++ (1 to 3000).map { _ =>
       val digits = 1 + rnd.nextInt(129)
       "0" * rnd.nextInt(3) + (1 to digits).map(_ => ('0' + rnd.nextInt(10)).toChar).mkString
     }

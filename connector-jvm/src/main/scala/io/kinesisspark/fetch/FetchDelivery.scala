@@ -15,13 +15,13 @@ import io.kinesisspark.ShardPosition.{AfterRecord, AtTimestamp, Finished, TrimHo
  * failure, rare and of any class, still travels Java-serialized inside.
  *
  * Layout (big-endian, strings as `DataOutput.writeUTF`): magic (int), version (byte), ticket (long), copy, count
- * (int), then per result: stream, shard id, ranges (count, then each: from, to, block flag [stream id (int), unique
- * id (long), location, offset (int), length (int), last (boolean)], records (int), bytes, first and last arrival
- * (longs)), caught up (boolean), lag flag [long], calls, throttles, call millis (longs), location, data-loss events,
- * out-of-range sub-records, corrupt aggregates (longs), consumer missing (boolean), subscriptions (long), failure
- * flag [length (int), Java-serialized bytes]. A position is a tag byte: trim horizon, at a timestamp [millis], after
- * a record [sequence number, sub-sequence flag [long]], finished. Deliveries never outlive the query that made
- * them, so no other version is read.
+ * (int), then per result: stream, shard id, ranges (count, then each: stream, shard id, from, to, block flag
+ * [stream id (int), unique id (long), location, offset (int), length (int), last (boolean)], records (int), bytes,
+ * first and last arrival (longs)), caught up (boolean), lag flag [long], calls, throttles, call millis (longs),
+ * location, data-loss events, out-of-range sub-records, corrupt aggregates (longs), consumer missing (boolean),
+ * subscriptions (long), failure flag [length (int), Java-serialized bytes]. A position is a tag byte: trim
+ * horizon, at a timestamp [millis], after a record [sequence number, sub-sequence flag [long]], finished. Deliveries
+ * never outlive the query that made them, so no other version is read.
  *
  * {{{
  *   val bytes = FetchDelivery.encode(FetchDelivery(ticket.id, s"$location/$attempt", results))
@@ -53,9 +53,15 @@ object FetchDelivery {
     bytes.toByteArray
   }
 
-  /** A delivery [[encode]] made; anything else is refused with what was found. */
-  def decode(bytes: Array[Byte]): FetchDelivery = {
-    val in = new DataInputStream(new ByteArrayInputStream(bytes))
+  /** A delivery [[encode]] made; anything else, or one cut short, is refused with what was found. */
+  def decode(bytes: Array[Byte]): FetchDelivery =
+    try read(new DataInputStream(new ByteArrayInputStream(bytes)))
+    catch {
+      case e: java.io.EOFException =>
+        throw new IllegalArgumentException(s"a kinesis-spark prefetch delivery cut short (${bytes.length} bytes)", e)
+    }
+
+  private def read(in: DataInputStream): FetchDelivery = {
     val magic = in.readInt()
     val version = in.readByte()
     require(magic == Magic && version == Version,

@@ -40,8 +40,8 @@ class ShardReaderCache(clock: Clock, idleMillis: Long, maxSources: Int) {
   def acquire(streamId: Int, stream: String, shardId: String, from: ShardPosition, consumerArn: Option[String] = None)(
       create: => ShardSource): ShardSource = {
     // Only this shard's entry is looked at: sweeping the whole cache on every acquire made a round over n shards
-    // walk n entries n times (a third of the driver JVM's allocation at 1,000 shards in DriverScaleBenchmark). An
-    // idle entry of another shard goes with the next sweep.
+    // walk n entries n times (a third of all allocation at 1,000 shards in DriverScaleBenchmark, whose local-mode
+    // executor shares the driver's JVM). An idle entry of another shard goes with the next sweep.
     val cached = Option(readers.remove(Key(streamId, stream, shardId)))
     val fresh = cached.filter(e => clock.millis() - e.releasedAtMillis <= idleMillis).map(_.reader)
       .filter(r => !r.ended && r.position == from && r.consumerArn == consumerArn)

@@ -39,6 +39,9 @@ class FetchDeliverySuite extends AnyFunSuite {
   test("bytes of anything else are refused, naming what was found") {
     val e = intercept[IllegalArgumentException](FetchDelivery.decode(Array[Byte](0, 0, 0, 1, 1)))
     assert(e.getMessage.contains("not a kinesis-spark prefetch delivery (magic 1"))
+    val whole = FetchDelivery.encode(FetchDelivery(1L, "e/0", Seq(result("shardId-000000000004", Nil))))
+    val cut = intercept[IllegalArgumentException](FetchDelivery.decode(whole.take(whole.length - 3)))
+    assert(cut.getMessage.contains(s"cut short (${whole.length - 3} bytes)"))
     val trailing = FetchDelivery.encode(FetchDelivery(1L, "e/0", Nil)) :+ 0.toByte
     assert(intercept[IllegalArgumentException](FetchDelivery.decode(trailing)).getMessage.contains("1 bytes left over"))
   }

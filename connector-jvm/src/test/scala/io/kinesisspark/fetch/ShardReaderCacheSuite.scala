@@ -50,10 +50,13 @@ class ShardReaderCacheSuite extends AnyFunSuite {
     val clock = new SteppedClock
     val cache = new ShardReaderCache(clock, idleMillis = 1000L, maxSources = 10)
     val idle = new Source("shard-0")
+    val otherIdle = new Source("shard-1")
     cache.release(1, idle)
+    cache.release(1, otherIdle)
     clock.sleep(1001)
     val fresh = cache.acquire(1, "s", "shard-0", ShardPosition.TrimHorizon)(new Source("shard-0"))
     assert((fresh ne idle) && idle.closed)
+    assert(!otherIdle.closed && cache.size == 1, "another shard's source waits for the sweep, not for an acquire")
     cache.release(1, fresh)
     clock.sleep(1000)
     assert(cache.acquire(1, "s", "shard-0", ShardPosition.TrimHorizon)(new Source("shard-0")) eq fresh)
