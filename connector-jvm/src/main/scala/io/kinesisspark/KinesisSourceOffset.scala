@@ -119,7 +119,9 @@ object KinesisSourceOffset {
 
   // Not a regex: every shard id is rendered on every batch (a tenth of rendering 10,000 shards' offset).
   private def compactShardId(shardId: String): String =
-    if (shardId.length == 20 && shardId.startsWith("shardId-") && asciiDigits(shardId, 8)) shardId.substring(8).toLong.toString
+    if (shardId.length == 20 && shardId.startsWith("shardId-") && asciiDigits(shardId, 8)) {
+      shardId.substring(8).toLong.toString
+    }
     else if (shardId.nonEmpty && (shardId.forall(_.isDigit) || shardId.startsWith("="))) "=" + shardId
     else shardId
 

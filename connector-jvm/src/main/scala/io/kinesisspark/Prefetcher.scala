@@ -558,7 +558,9 @@ final class Prefetcher(
                 Some((id, s"was dispatched to $at, which has not listed it for ${SilenceLimitMillis / 1000} s"))
               } else None
             }.toSeq
-          gone.foreach { case (id, why) => log.warn(s"Prefetch ticket $id $why; its shards are fetched again next round") }
+          gone.foreach { case (id, why) =>
+            log.warn(s"Prefetch ticket $id $why; its shards are fetched again next round")
+          }
           lost ++= gone.map(_._1)
         }
         if (!stopped && openCount > 0) wait(math.max(1L, checkedAt + LivenessCheckMillis - clock.millis()))

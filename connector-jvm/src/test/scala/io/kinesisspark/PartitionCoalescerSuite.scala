@@ -43,7 +43,8 @@ class PartitionCoalescerSuite extends AnyFunSuite {
   test("a slice's executor is the one holding most of its bytes") {
     def range(location: Option[String], bytes: Long) = FetchedRange("s", "a", TrimHorizon, AfterRecord("3"),
       location.map(BlockRef(1, bytes, _, 0, bytes.toInt, last = true)), 1, bytes)
-    assert(PartitionCoalescer.holderOfMost(Seq(range(Some("e1"), 4), range(None, 50), range(Some("e1"), 3))).contains("e1"))
+    assert(PartitionCoalescer.holderOfMost(Seq(range(Some("e1"), 4), range(None, 50), range(Some("e1"), 3)))
+      .contains("e1"))
     assert(PartitionCoalescer.holderOfMost(Seq(range(Some("e1"), 4), range(Some("e2"), 5), range(Some("e1"), 3)))
       .contains("e1"))
     assert(PartitionCoalescer.holderOfMost(Seq(range(Some("e1"), 4), range(Some("e2"), 9))).contains("e2"))

@@ -162,7 +162,8 @@ object FetchDelivery {
     case AtTimestampTag => AtTimestamp(in.readLong())
     case AfterRecordTag => AfterRecord(in.readUTF(), readOptionalLong(in))
     case FinishedTag    => Finished
-    case other          => throw new IllegalArgumentException(s"a damaged kinesis-spark prefetch delivery: position tag $other")
+    case other          =>
+      throw new IllegalArgumentException(s"a damaged kinesis-spark prefetch delivery: position tag $other")
   }
 
   private def writeOptionalLong(out: DataOutputStream, value: Option[Long]): Unit = {

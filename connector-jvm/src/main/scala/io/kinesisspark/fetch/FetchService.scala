@@ -136,8 +136,9 @@ object FetchService {
         catch { case e @ (_: LinkageError | NonFatal(_)) => ShardFetcher.failed(task, e) } // the driver fails the query
       // A stopped fetch's result is empty (its blocks are gone): delivered all the same, so a driver that still waits
       // for it does not wait until it gives up.
+      val copy = s"${BlockStoreBridge.location}/$attempt"
       val answer = if (ShardReaderCache.isDropped(task.streamId)) FetchResultChannel.Closed
-        else deliver(ticket, FetchDelivery.encode(FetchDelivery(ticket.id, s"${BlockStoreBridge.location}/$attempt", results)))
+        else deliver(ticket, FetchDelivery.encode(FetchDelivery(ticket.id, copy, results)))
       val blocks = results.iterator.flatMap(_.ranges).flatMap(_.block).filter(_.last).toSeq
       if (answer == FetchResultChannel.Refused || answer == FetchResultChannel.Closed) {
         blocks.foreach(b => try BlockStoreBridge.removeLocal(b.streamId, b.uniqueId) catch { case NonFatal(_) => () })

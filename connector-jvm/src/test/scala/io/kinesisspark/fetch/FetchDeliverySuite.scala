@@ -33,7 +33,8 @@ class FetchDeliverySuite extends AnyFunSuite {
     assert(backs.size == 1)
     val back = backs.head
     assert(back.copy(failure = None) == failed.copy(failure = None))
-    assert(back.failure.exists(e => e.isInstanceOf[KinesisSparkException] && e.getMessage == "GetRecords refused: no access"))
+    assert(back.failure.exists(e =>
+      e.isInstanceOf[KinesisSparkException] && e.getMessage == "GetRecords refused: no access"))
   }
 
   test("bytes of anything else are refused, naming what was found") {
