@@ -3,7 +3,6 @@ package io.kinesisspark
 import java.time.Clock
 import java.util.Optional
 
-import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 import scala.util.Random
 
@@ -155,20 +154,19 @@ final class KinesisMicroBatchStream(
 
   private def plan(start: KinesisSourceOffset, budget: BatchEndPlanner.Budget): KinesisSourceOffset = {
     prefetcher.checkFailure()
-    val reconciled = StartReconciler.reconcile(start, options.streams, prefetcher.listings, prefetcher.startingPosition,
+    // One view of the listings for the whole plan: the shards reconciled and the parents asked for are the same.
+    val listings = prefetcher.listings
+    val reconciled = StartReconciler.reconcile(start, options.streams, listings, prefetcher.startingPosition,
       options.allowStreamRemoval)
     // The same start is planned several times while waiting for data: report and count each loss once.
     reconciled.lost.filter(reportedLosses.add).foreach { loss =>
       dataLoss.report(loss.stream, loss.shard, loss.what)
       driverDataLossEvents.incrementAndGet()
     }
-    // Each stream's graph taken once: asked per shard, the prefetcher's lock was taken a thousand times a plan at
-    // 1,000 shards, against the RPC threads that take it for every result delivered (JFR of DriverScaleBenchmark).
-    val graphs = mutable.Map.empty[String, ShardGraph]
     val end = BatchEndPlanner.plan(
       reconciled.base,
       reconciled.fresh,
-      (stream, shard) => graphs.getOrElseUpdate(stream, prefetcher.graph(stream)).parentsOf(shard),
+      (stream, shard) => listings.get(stream).fold(Seq.empty[String])(_.graph.parentsOf(shard)),
       (stream, shard, from) => {
         val buffered = prefetcher.buffer.rangesAfter(stream, shard, from)
         // Trigger.AvailableNow ends at its target: nothing that arrived after it is exposed.

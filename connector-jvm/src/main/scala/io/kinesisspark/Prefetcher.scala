@@ -131,9 +131,6 @@ final class Prefetcher(
     }
   }
 
-  /** The shard graph of a stream as last listed (empty before the first listing). */
-  def graph(stream: String): ShardGraph = listedView.graphs.getOrElse(stream, ShardGraph(Nil))
-
   /** Each stream as last listed (streams not listed yet are absent). */
   def listings: Map[String, StartReconciler.Listing] = {
     val now = listedView
