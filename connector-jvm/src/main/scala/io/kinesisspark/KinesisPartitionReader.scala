@@ -25,10 +25,11 @@ final class KinesisPartitionReader(partition: KinesisInputPartition, blockReads:
     val stream = UTF8String.fromString(slice.stream)
     val shardId = UTF8String.fromString(slice.shardId)
     val schema = partition.recordSchema
+    val row = new BlockRow(schema, stream, shardId) // Spark copies each row before asking for the next
     new ShardRangeIterator(KinesisClients.api(partition.connection), slice.stream, slice.shardId, slice.from, slice.to,
       slice.ranges, partition.limits, dataLoss, new ShardRangeIterator.Output[InternalRow] {
         def fromRecord(record: KinesisRecord): InternalRow = schema.toRow(stream, shardId, record)
-        def fromBlock(block: RecordBlockCodec.Cursor): InternalRow = schema.toRow(stream, shardId, block)
+        def fromBlock(block: RecordBlockCodec.Cursor): InternalRow = row.at(block)
         override def blockRead(local: Boolean): Unit = blockReads.foreach(_.read(local))
       })
   }

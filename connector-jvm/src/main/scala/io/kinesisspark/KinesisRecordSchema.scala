@@ -1,11 +1,13 @@
 package io.kinesisspark
 
+import scala.annotation.switch
+
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
-import io.kinesisspark.fetch.{KinesisRecord, RecordBlockCodec}
+import io.kinesisspark.fetch.KinesisRecord
 
 /**
  * The columns of the rows the source returns, and how a record becomes one: a [[RecordLayout]] (the columns of the
@@ -28,28 +30,29 @@ final case class KinesisRecordSchema(layout: RecordLayout, subSequenceNumber: Bo
   val schema: StructType = StructType(
     if (subSequenceNumber) layout.columns :+ KinesisRecordSchema.SubSequenceNumber else layout.columns)
 
-  /** One row; `stream` and `shardId` are passed pre-encoded since they are the same for a whole partition. */
-  def toRow(stream: UTF8String, shardId: UTF8String, record: KinesisRecord): InternalRow =
-    row(stream, shardId, UTF8String.fromString(record.partitionKey), record.data,
-      UTF8String.fromString(record.sequenceNumber), record.approximateArrivalMillis,
-      record.subSequenceNumber.map(Long.box).orNull)
+  /** What each column holds, by ordinal: one of [[RecordField]]'s. */
+  private[kinesisspark] val fields: Array[Int] =
+    (if (subSequenceNumber) layout.fields :+ RecordField.SubSequenceNumber else layout.fields).toArray
 
   /**
-   * The row of the record `block` is at: the same row [[toRow]] makes of it, with the partition key and sequence
-   * number left in the block's bytes (the block is never written again) instead of decoded into Strings and encoded
-   * back.
+   * A row of its own (Spark may keep it); `stream` and `shardId` are passed pre-encoded since they are the same for a
+   * whole partition. Rows of a prefetched block's records are read through a [[BlockRow]] instead.
    */
-  def toRow(stream: UTF8String, shardId: UTF8String, block: RecordBlockCodec.Cursor): InternalRow =
-    row(stream, shardId, UTF8String.fromBytes(block.bytes, block.keyAt, block.keyLength), block.data,
-      UTF8String.fromBytes(block.bytes, block.sequenceAt, block.sequenceLength), block.arrivalMillis,
-      if (block.hasSubSequenceNumber) Long.box(block.subSequenceNumber) else null)
-
-  /** `subSequence` is null for a plain record; it is only used when the rows have the column. */
-  private def row(stream: UTF8String, shardId: UTF8String, partitionKey: UTF8String, data: Array[Byte],
-      sequenceNumber: UTF8String, arrivalMillis: Long, subSequence: java.lang.Long): InternalRow = {
-    val values = new Array[Any](schema.length)
-    layout.fill(values, stream, shardId, partitionKey, data, sequenceNumber, arrivalMillis)
-    if (subSequenceNumber) values(values.length - 1) = subSequence
+  def toRow(stream: UTF8String, shardId: UTF8String, record: KinesisRecord): InternalRow = {
+    val values = new Array[Any](fields.length)
+    var i = 0
+    while (i < values.length) {
+      values(i) = (fields(i): @switch) match {
+        case RecordField.PartitionKey => UTF8String.fromString(record.partitionKey)
+        case RecordField.Data => record.data
+        case RecordField.Stream => stream
+        case RecordField.ShardId => shardId
+        case RecordField.SequenceNumber => UTF8String.fromString(record.sequenceNumber)
+        case RecordField.ArrivalTimestamp => RecordField.micros(record.approximateArrivalMillis)
+        case RecordField.SubSequenceNumber => record.subSequenceNumber.map(Long.box).orNull
+      }
+      i += 1
+    }
     new GenericInternalRow(values)
   }
 }
@@ -65,62 +68,52 @@ object KinesisRecordSchema {
     for (layout <- RecordLayout.All; sub <- Seq(false, true)) yield KinesisRecordSchema(layout, sub)
 }
 
-/** The columns a format's users expect, in their order, and where a record's values go in them. */
-sealed abstract class RecordLayout extends Serializable {
-  def columns: Seq[StructField]
+/**
+ * What a column of the source's rows holds. Plain `Int`s, so that a row's getters pick the value with a `switch`:
+ * they run for every column of every row.
+ */
+object RecordField {
+  final val PartitionKey = 0
+  final val Data = 1
+  final val Stream = 2
+  final val ShardId = 3
+  final val SequenceNumber = 4
+  /** `approximateArrivalTimestamp`: a timestamp, so microseconds since the epoch ([[micros]]). */
+  final val ArrivalTimestamp = 5
+  /** The user record's index in its KPL aggregate, or null for a plain record. */
+  final val SubSequenceNumber = 6
 
-  /** Sets the layout's columns (the first `columns.length` values) to a record's. */
-  def fill(values: Array[Any], stream: UTF8String, shardId: UTF8String, partitionKey: UTF8String, data: Array[Byte],
-      sequenceNumber: UTF8String, arrivalMillis: Long): Unit
+  /** Spark's value of a timestamp column: microseconds since the epoch. */
+  def micros(arrivalMillis: Long): Long = arrivalMillis * 1000L
+}
+
+/** The columns a format's users expect, in their order, and what each holds ([[RecordField]]). */
+sealed abstract class RecordLayout(columnsAndFields: (StructField, Int)*) extends Serializable {
+  val columns: Seq[StructField] = columnsAndFields.map(_._1)
+  val fields: Seq[Int] = columnsAndFields.map(_._2)
 }
 
 object RecordLayout {
-  private def arrivalMicros(arrivalMillis: Long): Long = arrivalMillis * 1000L
-
   /** The Databricks connector's six columns, in its order. */
-  case object Databricks extends RecordLayout {
-    val columns: Seq[StructField] = Seq(
-      StructField("partitionKey", StringType),
-      StructField("data", BinaryType),
-      StructField("stream", StringType),
-      StructField("shardId", StringType),
-      StructField("sequenceNumber", StringType),
-      StructField("approximateArrivalTimestamp", TimestampType))
-
-    def fill(values: Array[Any], stream: UTF8String, shardId: UTF8String, partitionKey: UTF8String, data: Array[Byte],
-        sequenceNumber: UTF8String, arrivalMillis: Long): Unit = {
-      values(0) = partitionKey
-      values(1) = data
-      values(2) = stream
-      values(3) = shardId
-      values(4) = sequenceNumber
-      values(5) = arrivalMicros(arrivalMillis)
-    }
-  }
+  case object Databricks extends RecordLayout(
+    StructField("partitionKey", StringType) -> RecordField.PartitionKey,
+    StructField("data", BinaryType) -> RecordField.Data,
+    StructField("stream", StringType) -> RecordField.Stream,
+    StructField("shardId", StringType) -> RecordField.ShardId,
+    StructField("sequenceNumber", StringType) -> RecordField.SequenceNumber,
+    StructField("approximateArrivalTimestamp", TimestampType) -> RecordField.ArrivalTimestamp)
 
   /**
    * The awslabs connector's five columns in its order (its `streamName` is Databricks' `stream`), then `shardId`,
    * which it does not have.
    */
-  case object Awslabs extends RecordLayout {
-    val columns: Seq[StructField] = Seq(
-      StructField("data", BinaryType),
-      StructField("streamName", StringType),
-      StructField("partitionKey", StringType),
-      StructField("sequenceNumber", StringType),
-      StructField("approximateArrivalTimestamp", TimestampType),
-      StructField("shardId", StringType))
-
-    def fill(values: Array[Any], stream: UTF8String, shardId: UTF8String, partitionKey: UTF8String, data: Array[Byte],
-        sequenceNumber: UTF8String, arrivalMillis: Long): Unit = {
-      values(0) = data
-      values(1) = stream
-      values(2) = partitionKey
-      values(3) = sequenceNumber
-      values(4) = arrivalMicros(arrivalMillis)
-      values(5) = shardId
-    }
-  }
+  case object Awslabs extends RecordLayout(
+    StructField("data", BinaryType) -> RecordField.Data,
+    StructField("streamName", StringType) -> RecordField.Stream,
+    StructField("partitionKey", StringType) -> RecordField.PartitionKey,
+    StructField("sequenceNumber", StringType) -> RecordField.SequenceNumber,
+    StructField("approximateArrivalTimestamp", TimestampType) -> RecordField.ArrivalTimestamp,
+    StructField("shardId", StringType) -> RecordField.ShardId)
 
   val All: Seq[RecordLayout] = Seq(Databricks, Awslabs)
 }

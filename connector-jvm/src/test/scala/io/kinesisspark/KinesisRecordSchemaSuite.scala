@@ -1,5 +1,6 @@
 package io.kinesisspark
 
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
@@ -43,18 +44,32 @@ class KinesisRecordSchemaSuite extends AnyFunSuite {
     assert(row.getUTF8String(1) == stream && row.getUTF8String(5) == shard && row.getLong(6) == 3L)
   }
 
-  test("a row made from a record block's bytes equals the row made from the record, in every schema") {
+  test("a row read from a record block's bytes equals the row made from the record, in every schema") {
     val records = Seq(userRecord, plainRecord, KinesisRecord("ключ-✓", Array.emptyByteArray, "4961", Some(0L), 0L))
     for (schema <- KinesisRecordSchema.All) {
       val block = RecordBlockCodec.cursor(RecordBlockCodec.encode(records))
-      records.foreach { record =>
+      val row = new BlockRow(schema, stream, shard)
+      // What Spark makes of the reader's rows: an UnsafeRow of every column, read through the typed getters.
+      val toUnsafe = UnsafeProjection.create(schema.schema)
+      val copies = records.map { record =>
         assert(block.next())
-        val (fromBlock, fromRecord) = (schema.toRow(stream, shard, block), schema.toRow(stream, shard, record))
+        val (fromBlock, fromRecord) = (row.at(block), schema.toRow(stream, shard, record))
         assert(fromBlock.toSeq(schema.schema).map(comparable) == fromRecord.toSeq(schema.schema).map(comparable),
           s"$schema, $record")
+        assert(toUnsafe(fromBlock).copy() == toUnsafe(fromRecord).copy(), s"$schema, $record")
+        fromBlock.copy()
       }
       assert(!block.next())
+      // The row follows the cursor; a copy keeps its own record's values.
+      assert(copies.map(_.toSeq(schema.schema).map(comparable)) ==
+        records.map(schema.toRow(stream, shard, _).toSeq(schema.schema).map(comparable)), s"$schema")
     }
+  }
+
+  test("a row read from a block is read-only") {
+    val row = new BlockRow(KinesisRecordSchema.Databricks, stream, shard)
+    intercept[UnsupportedOperationException](row.update(0, stream))
+    intercept[UnsupportedOperationException](row.setNullAt(0))
   }
 
   private def comparable(value: Any): Any = value match {

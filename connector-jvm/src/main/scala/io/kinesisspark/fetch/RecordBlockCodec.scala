@@ -3,6 +3,8 @@ package io.kinesisspark.fetch
 import java.nio.ByteBuffer
 import java.nio.charset.StandardCharsets.UTF_8
 
+import scala.annotation.nowarn
+
 /**
  * The bytes of one prefetched block: the records of one shard, in order. A small hand-rolled format (not Java
  * or Kryo serialization) because blocks are written and read on every batch and must stay compact and
@@ -32,35 +34,65 @@ object RecordBlockCodec {
 
   /** The records as one block: a heap buffer positioned at 0 whose limit is the block's end. */
   def encode(records: Seq[KinesisRecord]): ByteBuffer = {
-    // Each key and sequence number in UTF-8 once, to size the block before writing it: String.getBytes copies an
-    // ASCII string's bytes in one go, where a loop over its chars took a fifth of the read path's CPU.
-    val strings = new Array[Array[Byte]](records.size * 2)
+    // Each key in UTF-8 once, to size the block before writing it: String.getBytes copies an ASCII string's bytes in
+    // one go, where a loop over its chars took a fifth of the read path's CPU.
+    val keys = new Array[Array[Byte]](records.size)
     var size = HeaderBytes.toLong
     var i = 0
-    records.foreach { r =>
-      strings(i) = r.partitionKey.getBytes(UTF_8)
-      strings(i + 1) = r.sequenceNumber.getBytes(UTF_8)
-      size += FixedBytesPerRecord + strings(i).length + r.data.length + strings(i + 1).length +
+    val sizing = records.iterator
+    while (sizing.hasNext) {
+      val r = sizing.next()
+      keys(i) = r.partitionKey.getBytes(UTF_8)
+      size += FixedBytesPerRecord + keys(i).length + r.data.length + r.sequenceNumber.length +
         (if (r.subSequenceNumber.isDefined) 8 else 0)
-      i += 2
+      i += 1
     }
     require(size <= Int.MaxValue, s"a block of ${records.size} records would take over 2 GB ($size bytes)")
     val out = ByteBuffer.allocate(size.toInt)
     out.putInt(Magic).put(FormatVersion).putInt(records.size)
     i = 0
-    records.foreach { r =>
-      out.putInt(strings(i).length).put(strings(i))
+    val writing = records.iterator
+    while (writing.hasNext) {
+      val r = writing.next()
+      out.putInt(keys(i).length).put(keys(i))
       out.putInt(r.data.length).put(r.data)
-      out.putInt(strings(i + 1).length).put(strings(i + 1))
+      putDigits(r.sequenceNumber, out)
       r.subSequenceNumber match {
         case Some(sub) => out.put(1.toByte).putLong(sub)
         case None      => out.put(0.toByte)
       }
       out.putLong(r.approximateArrivalMillis)
-      i += 2
+      i += 1
     }
     out.flip()
     out
+  }
+
+  /**
+   * A sequence number's length and characters, one byte each, copied straight into the block (no array of its own:
+   * that was a tenth of the fetch threads' allocation in ReadPathBenchmark). A sequence number is decimal digits
+   * (the pattern `0|([1-9]\d{0,128})` in the API reference of GetRecords' `Record`), so its UTF-8 is a byte per
+   * character; anything else is refused here rather than written wrong.
+   */
+  @nowarn("cat=deprecation") // String.getBytes(int, int, byte[], int): the one copy of a String's chars into bytes
+  private def putDigits(sequenceNumber: String, out: ByteBuffer): Unit = {
+    val n = sequenceNumber.length
+    out.putInt(n)
+    val at = out.arrayOffset() + out.position()
+    sequenceNumber.getBytes(0, n, out.array(), at)
+    out.position(out.position() + n)
+    // The copy keeps each char's low byte, so a non-digit shows as a byte outside '0' to '9' (but for the few chars
+    // above 0xff whose low byte is a digit, which Kinesis never sends). One test after the loop, with no branch in it:
+    // d | (9 - d) is negative only when d is not 0 to 9.
+    val bytes = out.array()
+    var outside = 0
+    var k = at
+    while (k < at + n) {
+      val d = bytes(k) - '0'
+      outside |= d | (9 - d)
+      k += 1
+    }
+    if (outside < 0) throw new IllegalArgumentException(s"not a Kinesis sequence number: '$sequenceNumber'")
   }
 
   /** The records of a block, read lazily from `block` (which is not modified). */
@@ -127,15 +159,14 @@ object RecordBlockCodec {
   }
 
   /**
-   * Reads a block's records one at a time, leaving each in its fields: the partition key and sequence number as
-   * places in `bytes` (the block's own array, not copied), so that rows can be made without a String or a
-   * [[KinesisRecord]] per record.
+   * Reads a block's records one at a time, leaving each in its fields: the partition key, data and sequence number
+   * as places in `bytes` (the block's own array, not copied), so that rows can be made without a String, an array or
+   * a [[KinesisRecord]] per record, and a column left unread is never copied.
    */
   final class Cursor private[RecordBlockCodec] (in: ByteBuffer, count: Int) {
     private var left = count
     val bytes: Array[Byte] = in.array()
-    var keyAt, keyLength, sequenceAt, sequenceLength: Int = 0
-    var data: Array[Byte] = Array.emptyByteArray
+    var keyAt, keyLength, dataAt, dataLength, sequenceAt, sequenceLength: Int = 0
     /** Meaningful only when `hasSubSequenceNumber`. */
     var subSequenceNumber: Long = 0L
     var hasSubSequenceNumber: Boolean = false
@@ -147,8 +178,9 @@ object RecordBlockCodec {
       keyLength = length()
       keyAt = in.arrayOffset() + in.position()
       in.position(in.position() + keyLength)
-      data = new Array[Byte](length())
-      in.get(data)
+      dataLength = length()
+      dataAt = in.arrayOffset() + in.position()
+      in.position(in.position() + dataLength)
       sequenceLength = length()
       sequenceAt = in.arrayOffset() + in.position()
       in.position(in.position() + sequenceLength)
@@ -167,6 +199,9 @@ object RecordBlockCodec {
           s"a damaged kinesis-spark record block: a length of $n with ${in.remaining()} bytes left")
       n
     }
+
+    /** A copy of the current record's data. */
+    def data: Array[Byte] = java.util.Arrays.copyOfRange(bytes, dataAt, dataAt + dataLength)
 
     /** The current record as a [[KinesisRecord]]. */
     def record: KinesisRecord = KinesisRecord(new String(bytes, keyAt, keyLength, UTF_8), data,
