@@ -14,7 +14,4 @@ final case class KinesisRecord(
     approximateArrivalMillis: Long) {
 
   def position: AfterRecord = AfterRecord(sequenceNumber, subSequenceNumber)
-
-  /** Roughly what the record occupies in a block: used for buffer accounting, not exact. */
-  def sizeInBytes: Long = data.length.toLong + partitionKey.length * 2L + sequenceNumber.length + 32
 }

@@ -8,16 +8,17 @@ import org.apache.spark.sql.streaming.Trigger
 
 /**
  * The connector's own cost per record (issue 17), with Kinesis out of the way: an in-memory Kinesis
- * ([[SteadyKinesisApi]]) of [[DefaultShards]] shards (or as many as the first argument says), each receiving more than the 2 MB/s a shard serves, so the query
- * reads as fast as the machine lets it; against Spark's `rate-micro-batch` source, in the same run, writing the same rows
- * (100 bytes of data, a partition key, a timestamp) to the same `noop` sink. Each reads for [[WarmUpSeconds]], then
- * [[MeasuredSeconds]] are measured: rows/s over that wall time, and the JVM's CPU-seconds per million rows (driver
- * and executors: local mode on this machine's cores). The Kinesis side includes making up the records, which a real
- * Kinesis does on its own machines: the fake counts the CPU it spends in `getRecords`, and the CPU per row against
- * `rate` is printed with and without it.
+ * ([[SteadyKinesisApi]]) of [[DefaultShards]] shards (or as many as the first argument says), each receiving more
+ * than the 2 MB/s a shard serves, so the query reads as fast as the machine lets it; against Spark's
+ * `rate-micro-batch` source, in the same run, writing the same rows (100 bytes of data, a partition key, a timestamp)
+ * to the same `noop` sink. Each source reads for [[WarmUpSeconds]], then [[MeasuredSeconds]] are measured, and the
+ * two take turns [[DefaultRepeats]] times (or as many as the second argument says): rows/s over those wall times,
+ * and the JVM's CPU-seconds per million rows (driver and executors: local mode on this machine's cores). The Kinesis
+ * side includes making up the records, which a real Kinesis does on its own machines: the fake counts the CPU it
+ * spends in `getRecords`, and the CPU per row against `rate` is printed with and without it.
  *
  * {{{
- *   build/sbt "connector/Test/runMain io.kinesisspark.bench.ReadPathBenchmark [shards]"
+ *   build/sbt "connector/Test/runMain io.kinesisspark.bench.ReadPathBenchmark [shards] [repeats]"
  * }}}
  */
 object ReadPathBenchmark {
@@ -28,6 +29,8 @@ object ReadPathBenchmark {
   val RecordBytes = 100
   val WarmUpSeconds = 20
   val MeasuredSeconds = 30
+  /** Times each source is measured, in turn, unless the second argument says otherwise. */
+  val DefaultRepeats = 2
 
   /** @param kinesisCpuSeconds what of `cpuSeconds` the in-memory Kinesis spent making records up */
   final case class Result(source: String, rows: Long, seconds: Double, cpuSeconds: Double, kinesisCpuSeconds: Double) {
@@ -37,20 +40,21 @@ object ReadPathBenchmark {
     def connectorCpuPerMillion: Double = (cpuSeconds - kinesisCpuSeconds) / (rows / 1e6)
   }
 
+  object Result {
+    /** The windows of one source as one: their rows, seconds and CPU summed. */
+    def total(windows: Seq[Result]): Result = Result(windows.head.source, windows.map(_.rows).sum,
+      windows.map(_.seconds).sum, windows.map(_.cpuSeconds).sum, windows.map(_.kinesisCpuSeconds).sum)
+  }
+
   def main(args: Array[String]): Unit = {
     val shards = args.headOption.map(_.toInt).getOrElse(DefaultShards)
+    val repeats = args.lift(1).map(_.toInt).getOrElse(DefaultRepeats)
     val spark = SparkSession.builder().master("local[2]").appName("kinesis-spark read path")
       .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
       .config("spark.sql.streaming.numRecentProgressUpdates", "1000").getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     val cores = spark.sparkContext.defaultParallelism
     try {
-      // rate-micro-batch: a fixed number of rows a batch, however long the last one took (the time-based `rate`
-      // source's batches grow without bound once it outruns the machine).
-      val rate = measure(spark, "rate", spark.readStream.format("rate-micro-batch")
-        .option("rowsPerBatch", "1000000").option("numPartitions", cores.toString).load()
-        .selectExpr(s"cast(repeat('x', $RecordBytes) as binary) as data", "cast(value % 64 as string) as partitionKey",
-          "timestamp"), () => 0L)
       val stream = "read-path"
       val api = new SteadyKinesisApi(stream, shards, RecordsPerSecondPerShard, RecordBytes)
       val options = SteadyKinesisApi.installed(api, Map(
@@ -61,20 +65,31 @@ object ReadPathBenchmark {
         // 10 s) every thread of a round reads for its full 10 s when Kinesis keeps up, and the first batch waits for
         // the whole round.
         "shardsPerTask" -> math.max(1, shards / cores).toString, "maxFetchDuration" -> "1s"))
-      val kinesis = measure(spark, "kinesis", spark.readStream.format("kinesis").options(options).load()
+      // rate-micro-batch: a fixed number of rows a batch, however long the last one took (the time-based `rate`
+      // source's batches grow without bound once it outruns the machine).
+      def rate(): Result = measure(spark, "rate", spark.readStream.format("rate-micro-batch")
+        .option("rowsPerBatch", "1000000").option("numPartitions", cores.toString).load()
+        .selectExpr(s"cast(repeat('x', $RecordBytes) as binary) as data", "cast(value % 64 as string) as partitionKey",
+          "timestamp"), () => 0L)
+      def kinesis(): Result = measure(spark, "kinesis", spark.readStream.format("kinesis").options(options).load()
         .selectExpr("data", "partitionKey", "approximateArrivalTimestamp as timestamp"), () => api.cpuNanos.sum())
+      // Each source measured `repeats` times, in turn: this machine's speed drifts by tens of percent over minutes,
+      // and alternating spreads that drift over both.
+      val results = (1 to repeats).flatMap(_ => Seq(rate(), kinesis()))
+      val (rates, kinesises) = results.partition(_.source == "rate")
+      val (r, k) = (Result.total(rates), Result.total(kinesises))
       println()
       println("| source | rows | seconds | rows/s | rows/s per core | CPU s per million rows | " +
         "of which the in-memory Kinesis's |")
       println("|---|---|---|---|---|---|---|")
-      Seq(rate, kinesis).foreach { r =>
-        println(f"| ${r.source} | ${r.rows}%,d | ${r.seconds}%.1f | ${r.rowsPerSecond}%,.0f | " +
-          f"${r.rowsPerSecond / cores}%,.0f | ${r.cpuPerMillion}%.2f | " +
-          f"${r.cpuPerMillion - r.connectorCpuPerMillion}%.2f |")
+      (results :+ r.copy(source = "rate, all windows") :+ k.copy(source = "kinesis, all windows")).foreach { x =>
+        println(f"| ${x.source} | ${x.rows}%,d | ${x.seconds}%.1f | ${x.rowsPerSecond}%,.0f | " +
+          f"${x.rowsPerSecond / cores}%,.0f | ${x.cpuPerMillion}%.2f | " +
+          f"${x.cpuPerMillion - x.connectorCpuPerMillion}%.2f |")
       }
-      println(f"kinesis / rate, rows/s: ${kinesis.rowsPerSecond / rate.rowsPerSecond}%.2f; " +
-        f"CPU per row: ${kinesis.cpuPerMillion / rate.cpuPerMillion}%.2f, " +
-        f"without the in-memory Kinesis's: ${kinesis.connectorCpuPerMillion / rate.cpuPerMillion}%.2f ($cores cores)")
+      println(f"kinesis / rate over all windows, rows/s: ${k.rowsPerSecond / r.rowsPerSecond}%.2f; " +
+        f"CPU per row: ${k.cpuPerMillion / r.cpuPerMillion}%.2f, " +
+        f"without the in-memory Kinesis's: ${k.connectorCpuPerMillion / r.cpuPerMillion}%.2f ($cores cores)")
     } finally spark.stop()
   }
 
