@@ -2,6 +2,8 @@ package io.kinesisspark.fetch
 
 import java.time.Clock
 
+import scala.collection.mutable
+
 import org.slf4j.LoggerFactory
 
 import io.kinesisspark.ShardPosition
@@ -60,7 +62,7 @@ final class Deaggregator(stream: String, shardId: String, hashKeyRange: Option[H
   }
 
   /** Adds the user records of `r` that lie after `after` to `out`. */
-  private def split(r: FetchedRecord, after: ShardPosition, out: scala.collection.mutable.Growable[KinesisRecord]): Unit =
+  private def split(r: FetchedRecord, after: ShardPosition, out: mutable.Builder[KinesisRecord, _]): Unit =
     KplAggregate.decode(r.data) match {
       case KplDecoded.NotAggregated =>
         out += KinesisRecord(r.partitionKey, r.data, r.sequenceNumber, None, r.approximateArrivalMillis)
