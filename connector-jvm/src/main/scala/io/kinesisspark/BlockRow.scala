@@ -9,12 +9,13 @@ import io.kinesisspark.fetch.RecordBlockCodec
 
 /**
  * The row of the record a block's [[RecordBlockCodec.Cursor]] is at, in a [[KinesisRecordSchema]]'s columns: one
- * object per partition reader, pointed at each record in turn ([[at]]), whose columns are read from the block's bytes
+ * object per shard slice a partition reader reads, pointed at each record in turn ([[at]]), whose columns are read from the block's bytes
  * only when Spark asks for them. A column the query does not select costs nothing, and a row costs no array of values,
  * no boxed timestamp and no row object of its own.
  *
- * Spark's `PartitionReader.get` may return the same row every time: the scan's projection copies each row into an
- * `UnsafeRow` before the reader moves on. Whatever must outlive the cursor's next move takes a `copy()` (a
+ * Spark's `PartitionReader.get` may return the same row every time: the `ProjectExec` that Spark's planner puts
+ * above every row-based DataSource V2 scan copies each row into an `UnsafeRow` before the reader moves on. Each
+ * `getBinary` copies the record's data afresh. Whatever must outlive the cursor's next move takes a `copy()` (a
  * `GenericInternalRow` of the values, made by the trait).
  *
  * {{{
@@ -23,7 +24,7 @@ import io.kinesisspark.fetch.RecordBlockCodec
  *   while (records.next()) use(row.at(records))
  * }}}
  */
-final class BlockRow(schema: KinesisRecordSchema, stream: UTF8String, shardId: UTF8String)
+private[kinesisspark] final class BlockRow(schema: KinesisRecordSchema, stream: UTF8String, shardId: UTF8String)
     extends BaseGenericInternalRow {
   private val fields = schema.fields
   private var record: RecordBlockCodec.Cursor = _

@@ -25,7 +25,8 @@ final class KinesisPartitionReader(partition: KinesisInputPartition, blockReads:
     val stream = UTF8String.fromString(slice.stream)
     val shardId = UTF8String.fromString(slice.shardId)
     val schema = partition.recordSchema
-    val row = new BlockRow(schema, stream, shardId) // Spark copies each row before asking for the next
+    // One view for the slice's block rows: the ProjectExec above the scan copies each before asking for the next.
+    val row = new BlockRow(schema, stream, shardId)
     new ShardRangeIterator(KinesisClients.api(partition.connection), slice.stream, slice.shardId, slice.from, slice.to,
       slice.ranges, partition.limits, dataLoss, new ShardRangeIterator.Output[InternalRow] {
         def fromRecord(record: KinesisRecord): InternalRow = schema.toRow(stream, shardId, record)

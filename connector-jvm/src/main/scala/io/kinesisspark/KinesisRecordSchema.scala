@@ -72,7 +72,7 @@ object KinesisRecordSchema {
  * What a column of the source's rows holds. Plain `Int`s, so that a row's getters pick the value with a `switch`:
  * they run for every column of every row.
  */
-object RecordField {
+private[kinesisspark] object RecordField {
   final val PartitionKey = 0
   final val Data = 1
   final val Stream = 2

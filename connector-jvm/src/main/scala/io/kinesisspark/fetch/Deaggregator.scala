@@ -72,14 +72,17 @@ final class Deaggregator(stream: String, shardId: String, hashKeyRange: Option[H
           s"is not a valid one ($reason); returning it once as a plain record with its data unchanged")
         out += KinesisRecord(r.partitionKey, r.data, r.sequenceNumber, None, r.approximateArrivalMillis)
       case KplDecoded.Aggregated(users) =>
-        users.iterator.zipWithIndex.foreach { case (u, i) =>
-          if (ShardPosition.isAfter(ShardPosition.AfterRecord(r.sequenceNumber, Some(i.toLong)), after)) {
+        var i = 0L // the user record's index: its sub-sequence number
+        users.foreach { u =>
+          val sub = Some(i)
+          if (ShardPosition.isAfter(ShardPosition.AfterRecord(r.sequenceNumber, sub), after)) {
             if (hashKeyRange.exists(range => !u.effectiveHashKey.exists(range.contains))) {
               outOfRangeSubRecords += 1
               unreportedOutOfRange += 1
             }
-            out += KinesisRecord(u.partitionKey, u.data, r.sequenceNumber, Some(i.toLong), r.approximateArrivalMillis)
+            out += KinesisRecord(u.partitionKey, u.data, r.sequenceNumber, sub, r.approximateArrivalMillis)
           }
+          i += 1
         }
     }
 

@@ -48,6 +48,10 @@ object RecordBlockCodec {
       i += 1
     }
     require(size <= Int.MaxValue, s"a block of ${records.size} records would take over 2 GB ($size bytes)")
+    if (records.nonEmpty) {
+      requireDecimal(records.head.sequenceNumber)
+      requireDecimal(records.last.sequenceNumber)
+    }
     val out = ByteBuffer.allocate(size.toInt)
     out.putInt(Magic).put(FormatVersion).putInt(records.size)
     i = 0
@@ -72,9 +76,9 @@ object RecordBlockCodec {
    * A sequence number's length and characters, one byte each, copied straight into the block (no array of its own:
    * that was a tenth of the fetch threads' allocation in ReadPathBenchmark). A sequence number is decimal digits
    * (the pattern `0|([1-9]\d{0,128})` in the API reference of GetRecords' `Record`), so a byte per character is its
-   * UTF-8. It is not checked here: a check of every byte cost the fetch threads about a sixth of their CPU in
-   * ReadPathBenchmark, and a stream whose sequence numbers were not decimal would fail the query anyway, when the
-   * first range's end is written into the offset (`KinesisSourceOffset`).
+   * UTF-8. Only the first and last of each block are checked ([[requireDecimal]]): checking every byte cost the fetch
+   * threads about a sixth of their CPU in ReadPathBenchmark, and all of a stream's sequence numbers have one form, so
+   * a source whose are not decimal is refused at its first response.
    */
   @nowarn("cat=deprecation") // String.getBytes(int, int, byte[], int): the one copy of a String's chars into bytes
   private def putDigits(sequenceNumber: String, out: ByteBuffer): Unit = {
@@ -84,10 +88,21 @@ object RecordBlockCodec {
     out.position(out.position() + n)
   }
 
+  private def requireDecimal(sequenceNumber: String): Unit = {
+    var i = 0
+    while (i < sequenceNumber.length && sequenceNumber.charAt(i) >= '0' && sequenceNumber.charAt(i) <= '9') i += 1
+    if (sequenceNumber.isEmpty || i < sequenceNumber.length)
+      throw new IllegalArgumentException(s"not a Kinesis sequence number: '$sequenceNumber' (Kinesis's are decimal " +
+        "digits)")
+  }
+
   /** The records of a block, read lazily from `block` (which is not modified). */
   def decode(block: ByteBuffer): Iterator[KinesisRecord] = read(block)(_.record)
 
-  /** What `make` makes of each record of `block`, read lazily through one [[Cursor]] (`make` must not keep it). */
+  /**
+   * What `make` makes of each record of `block`, read lazily through one [[Cursor]]. What `make` returns may be a
+   * view of the cursor (a [[io.kinesisspark.BlockRow]]): it is then valid only until the iterator's next `hasNext`.
+   */
   def read[T](block: ByteBuffer)(make: Cursor => T): Iterator[T] = {
     val records = cursor(block)
     Iterator.continually(records).takeWhile(_.next()).map(make)
@@ -174,7 +189,7 @@ object RecordBlockCodec {
       sequenceAt = in.arrayOffset() + in.position()
       in.position(in.position() + sequenceLength)
       hasSubSequenceNumber = in.get() == 1
-      if (hasSubSequenceNumber) subSequenceNumber = in.getLong()
+      subSequenceNumber = if (hasSubSequenceNumber) in.getLong() else 0L // a plain record's reads as 0, not the last
       arrivalMillis = in.getLong()
       true
     }

@@ -16,7 +16,7 @@ import io.kinesisspark.aws.KinesisApi
  * speculative tasks are harmless.
  *
  * What it returns is `output`'s: the records themselves ([[ShardRangeIterator.Records]]), or rows made straight
- * from the blocks' bytes (the partition reader's).
+ * from the blocks' bytes (the partition reader's, a view of the block valid only until the next `hasNext`).
  *
  * @param ranges the buffered ranges covering (`from`, `to`] in order, or empty to read everything from Kinesis
  */
@@ -114,6 +114,7 @@ object ShardRangeIterator {
   /** What a [[ShardRangeIterator]] makes of each record, whether read from Kinesis or from a block. */
   trait Output[T] {
     def fromRecord(record: KinesisRecord): T
+    /** May return a view of `block`'s current record, valid until the iterator's next `hasNext`. */
     def fromBlock(block: RecordBlockCodec.Cursor): T
     /** A block was got, from this executor (`local`) or another one. */
     def blockRead(local: Boolean): Unit = ()

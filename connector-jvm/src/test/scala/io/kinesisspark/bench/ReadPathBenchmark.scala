@@ -49,6 +49,7 @@ object ReadPathBenchmark {
   def main(args: Array[String]): Unit = {
     val shards = args.headOption.map(_.toInt).getOrElse(DefaultShards)
     val repeats = args.lift(1).map(_.toInt).getOrElse(DefaultRepeats)
+    require(repeats >= 1, s"repeats must be at least 1, not $repeats")
     val spark = SparkSession.builder().master("local[2]").appName("kinesis-spark read path")
       .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
       .config("spark.sql.streaming.numRecentProgressUpdates", "1000").getOrCreate()

@@ -31,6 +31,17 @@ class RecordBlockCodecSuite extends AnyFunSuite {
     }
   }
 
+  test("a response whose first or last sequence number is not decimal digits is refused, not written wrong") {
+    val good = KinesisRecord("k", Array[Byte](1), "0123456789", None, 1L)
+    assert(RecordBlockCodec.decode(RecordBlockCodec.encode(Seq(good))).next().sequenceNumber == "0123456789")
+    // '/' and ':' lie either side of the digits; U+0673 and U+4E2D keep a non-digit low byte, U+0130 a digit one.
+    for (bad <- Seq("4959/1", "4959:", "49a5", "-1", "4959\u0673", "49\u4e2d", "49\u0130", " 1", "");
+         records <- Seq(Seq(good, good.copy(sequenceNumber = bad)), Seq(good.copy(sequenceNumber = bad), good))) {
+      val message = intercept[IllegalArgumentException](RecordBlockCodec.encode(records)).getMessage
+      assert(message.contains(s"not a Kinesis sequence number: '$bad'"), message)
+    }
+  }
+
   test("a block read from a slice of a larger buffer") {
     val records = Seq(KinesisRecord("k", Array[Byte](9), "1", None, 5L))
     val encoded = RecordBlockCodec.encode(records)

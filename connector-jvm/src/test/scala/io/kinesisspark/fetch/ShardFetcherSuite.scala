@@ -2,10 +2,12 @@ package io.kinesisspark.fetch
 
 import org.apache.spark.{SparkConf, SparkContext}
 import org.apache.spark.kinesisspark.BlockStoreBridge
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.kinesisspark.{DataLossPolicy, ShardPosition}
+import io.kinesisspark.{BlockRow, DataLossPolicy, KinesisRecordSchema, ShardPosition}
 import io.kinesisspark.ShardPosition.TrimHorizon
 import io.kinesisspark.aws.{AwsConnection, AwsCredentialsConfig, GetRecordsResult}
 
@@ -93,6 +95,21 @@ class ShardFetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
       assert(made.forall(_._5 == "block") == whole, s"($from, $to]: ${made.map(_._5)}")
     }
     assert(api.getRecordsCalls == 3 + 3, "blocks served every read but the one from Kinesis")
+    // The partition reader's rows: one view over the block, across its three segments, copied after each `next` as
+    // Spark's projection does; the same rows as made from the records Kinesis returned.
+    val (stream, shard) = (UTF8String.fromString("s"), UTF8String.fromString("shard-0"))
+    for (schema <- KinesisRecordSchema.All) {
+      val view = new BlockRow(schema, stream, shard)
+      val viewed = new ShardRangeIterator(api, "s", "shard-0", TrimHorizon, ranges.last.to, ranges, t.limits,
+        DataLossPolicy(failOnDataLoss = true), new ShardRangeIterator.Output[InternalRow] {
+          def fromRecord(r: KinesisRecord) = schema.toRow(stream, shard, r)
+          def fromBlock(b: RecordBlockCodec.Cursor) = view.at(b)
+        })
+      val copies = Iterator.continually(viewed).takeWhile(_.hasNext).map(_.next().copy()).toList
+      assert(copies.map(_.toSeq(schema.schema).map(comparable)) ==
+        fromKinesis.map(schema.toRow(stream, shard, _).toSeq(schema.schema).map(comparable)), schema)
+    }
+    assert(api.getRecordsCalls == 3 + 3, "the views read the blocks only")
     var got = Seq.empty[Boolean]
     val counting = new ShardRangeIterator.Output[KinesisRecord] {
       def fromRecord(r: KinesisRecord) = r
@@ -103,6 +120,12 @@ class ShardFetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
       DataLossPolicy(failOnDataLoss = true), counting).size == 12)
     assert(got == Seq(true), "the three ranges of one local block get it once")
     BlockStoreBridge.removeAll(t.streamId)
+  }
+
+
+  private def comparable(value: Any): Any = value match {
+    case bytes: Array[Byte] => bytes.toSeq
+    case other => other
   }
 
   test("a shard's block is stored once it holds BlockTargetBytes, and again at the end of the round") {
