@@ -9,9 +9,9 @@ import io.kinesisspark.fetch.RecordBlockCodec
 
 /**
  * The row of the record a block's [[RecordBlockCodec.Cursor]] is at, in a [[KinesisRecordSchema]]'s columns: one
- * object per shard slice a partition reader reads, pointed at each record in turn ([[at]]), whose columns are read from the block's bytes
- * only when Spark asks for them. A column the query does not select costs nothing, and a row costs no array of values,
- * no boxed timestamp and no row object of its own.
+ * object per shard slice a partition reader reads, pointed at each record in turn ([[at]]), whose columns are read
+ * from the block's bytes only when Spark asks for them. A column the query does not select costs nothing, and a row
+ * costs no array of values, no boxed timestamp and no row object of its own.
  *
  * Spark's `PartitionReader.get` may return the same row every time: the `ProjectExec` that Spark's planner puts
  * above every row-based DataSource V2 scan copies each row into an `UnsafeRow` before the reader moves on. Each
