@@ -77,8 +77,8 @@ object RecordBlockCodec {
    * that was a tenth of the fetch threads' allocation in ReadPathBenchmark). A sequence number is decimal digits
    * (the pattern `0|([1-9]\d{0,128})` in the API reference of GetRecords' `Record`), so a byte per character is its
    * UTF-8. Only the first and last of each block are checked ([[requireDecimal]]): checking every byte cost the fetch
-   * threads about a sixth of their CPU in ReadPathBenchmark, and all of a stream's sequence numbers have one form, so
-   * a source whose are not decimal is refused at its first response.
+   * threads about a sixth of their CPU in ReadPathBenchmark, and all of a stream's sequence numbers have one form, so a
+   * source whose sequence numbers are not decimal is refused at its first response.
    */
   @nowarn("cat=deprecation") // String.getBytes(int, int, byte[], int): the one copy of a String's chars into bytes
   private def putDigits(sequenceNumber: String, out: ByteBuffer): Unit = {

@@ -166,7 +166,10 @@ object ShardFetcher {
      * count in.
      */
     private def add(records: Vector[KinesisRecord], to: ShardPosition): Unit = {
-      val segment = RecordBlockCodec.encode(records)
+      val segment = try RecordBlockCodec.encode(records) catch {
+        case e: IllegalArgumentException => // what the encoder refuses, with the shard it came from
+          throw new IllegalArgumentException(s"stream '${order.stream}', ${order.shardId}: ${e.getMessage}", e)
+      }
       // What the records take in the block is what the buffer holds of them (and one more pass over a response's
       // records, to estimate it from their fields, was 7 % of the fetch threads' CPU in ReadPathBenchmark).
       val recordBytes = segment.remaining().toLong

@@ -9,7 +9,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import io.kinesisspark.{BlockRow, DataLossPolicy, KinesisRecordSchema, ShardPosition}
 import io.kinesisspark.ShardPosition.TrimHorizon
-import io.kinesisspark.aws.{AwsConnection, AwsCredentialsConfig, GetRecordsResult}
+import io.kinesisspark.aws.{AwsConnection, AwsCredentialsConfig, FetchedRecord, GetRecordsResult}
 
 /** The prefetch task on an executor's BlockManager (a local SparkContext's). */
 class ShardFetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
@@ -58,6 +58,15 @@ class ShardFetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(api.getRecordsCalls == 2, "two responses were stored before the failure")
     // Block ids: order id << 24 | attempt << 20 | a counter (ShardFetcher.store).
     assert(Seq(0L, 1L).forall(id => BlockStoreBridge.get(t.streamId, id).isEmpty), "the blocks stored before the failure are gone")
+  }
+
+  test("a response whose sequence numbers are not decimal digits fails the task's result, naming the stream and shard") {
+    val api = new FakeKinesisApi()
+    api.shards.getOrElseUpdate("shard-0", scala.collection.mutable.ArrayBuffer.empty) +=
+      FetchedRecord("4959x", "k", Array[Byte](1), 1000L)
+    val results = ShardFetcher.fetch(task(1), api, attempt = 0)
+    assert(results.head.failure.exists(e => e.getMessage.contains("stream 's', shard-0") &&
+      e.getMessage.contains("not a Kinesis sequence number: '4959x'")), results.head.failure)
   }
 
   test("the fetched blocks read back, whole ranges straight from the block and cut ones record by record, as Kinesis returns them") {
