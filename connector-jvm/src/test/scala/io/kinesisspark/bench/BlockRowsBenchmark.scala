@@ -1,5 +1,6 @@
 package io.kinesisspark.bench
 
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, UnsafeProjection}
 import org.apache.spark.sql.types.{BinaryType, StringType, TimestampType}
 import org.apache.spark.unsafe.types.UTF8String
@@ -37,22 +38,16 @@ object BlockRowsBenchmark {
     var sink = 0L // what the rows hold, summed, so that nothing is optimized away
 
     def encode(): Unit = blocks.foreach(b => sink += RecordBlockCodec.encode(b).limit())
+    // Each of the six columns read, as a query selecting them all has Spark read them.
+    def everyColumn(r: InternalRow): Long = r.getUTF8String(0).numBytes() + r.getBinary(1).length +
+      r.getUTF8String(2).numBytes() + r.getUTF8String(3).numBytes() + r.getUTF8String(4).numBytes() + r.getLong(5)
     def viaRecords(): Unit = encoded.foreach { b =>
-      RecordBlockCodec.decode(b).foreach { record =>
-        val r = schema.toRow(stream, shard, record)
-        sink += r.getUTF8String(0).numBytes() + r.getBinary(1).length + r.getUTF8String(2).numBytes() +
-          r.getUTF8String(3).numBytes() + r.getUTF8String(4).numBytes() + r.getLong(5)
-      }
+      RecordBlockCodec.decode(b).foreach(record => sink += everyColumn(schema.toRow(stream, shard, record)))
     }
     val row = new BlockRow(schema, stream, shard)
-    // Each column read, as Spark would read all six.
     def fromBlock(): Unit = encoded.foreach { b =>
       val block = RecordBlockCodec.cursor(b)
-      while (block.next()) {
-        val r = row.at(block)
-        sink += r.getUTF8String(0).numBytes() + r.getBinary(1).length + r.getUTF8String(2).numBytes() +
-          r.getUTF8String(3).numBytes() + r.getUTF8String(4).numBytes() + r.getLong(5)
-      }
+      while (block.next()) sink += everyColumn(row.at(block))
     }
     // What Spark does next with each row in ReadPathBenchmark's query: an UnsafeRow of the columns it selects.
     val selected = UnsafeProjection.create(Seq(BoundReference(1, BinaryType, nullable = true),
