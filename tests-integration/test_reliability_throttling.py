@@ -106,7 +106,11 @@ def test_throttling_storms_during_split_merge_and_rescale(
 
     stats = limits.stats()
     throttled = {op: limits.operation_stats(op, stats)["throttled_calls"] for op in READ_OPERATIONS}
-    assert throttled["GetRecords"] > 0, f"no GetRecords call was throttled: {stats['operations']}"
+    # Which read call a storm refuses depends on timing: a reader with an iterator is refused GetRecords, one that
+    # needs an iterator first (a child of a reshard, or a shard whose last round ran on the other executor) is
+    # refused GetShardIterator and backs off before it calls GetRecords. A CI run saw only the latter (18 refused,
+    # no GetRecords among 115 calls); both go through the same throttling path of the reader.
+    assert sum(throttled.values()) > 0, f"no read call was throttled: {stats['operations']}"
     reported = max(
         (float(p["sources"][0]["metrics"].get("throttlingEvents", 0)) for p in job.progress()), default=0.0
     )
