@@ -249,9 +249,10 @@ final class KinesisMicroBatchStream(
     val stats = prefetcher.shardStats
     val starts = prefetcher.startingPositions
     // Finished shards are not active, whether the offset says so or they left it (their children moved on).
-    val active = prefetcher.positions.filter { case ((stream, shard), _) =>
+    // Every shard the prefetcher knows is in `starts` (its positions have the same keys, and take its lock).
+    val active = starts.keySet.filter { case (stream, shard) =>
       !consumed.flatMap(_.position(stream, shard)).orElse(starts.get((stream, shard))).contains(Finished)
-    }.keySet
+    }
     val now = clock.millis()
     // Per active shard: the buffered ranges the query has not processed yet.
     val pending = active.toSeq.map { case key @ (stream, shard) =>

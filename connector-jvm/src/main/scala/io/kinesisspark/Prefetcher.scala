@@ -58,27 +58,33 @@ final class Prefetcher(
   private val remover = new BlockRemover(s"kinesis-spark-block-remover-$streamId",
     b => BlockStoreBridge.remove(b.streamId, b.uniqueId))
 
+  // Written under `this`; read without it. Immutable maps in volatile fields, so the query thread reads them (every
+  // shard's start in each plan, every shard's statistics in each progress report) without waiting for the lock,
+  // which the round and listing threads hold for tens of milliseconds at 10,000 shards: in a JFR of
+  // DriverScaleBenchmark at 10,000 shards, the query thread waited 50 to 100 ms at a time for it in `shardStats`,
+  // `completedRounds` and `startingPositions`, a batch's maximum time over 500 ms.
+  @volatile private var base = Map.empty[(String, String), ShardPosition]
+  @volatile private var stats = Map.empty[(String, String), ShardStats]
   // Guarded by `this`.
-  private val base = mutable.Map.empty[(String, String), ShardPosition]
   private val graphs = mutable.Map.empty[String, ShardGraph]
   private val shardListings = new ShardListings
   private val created = mutable.Map.empty[String, Long]
   // Streams the batch start did not hold (added to `streamName`): when they were added (their first listed shards
   // start at the initial position as of then).
   private val addedStreamAt = mutable.Map.empty[String, Long]
-  private val stats = mutable.Map.empty[(String, String), ShardStats]
   private val missingStreams = mutable.Set.empty[String]
-  private var streamDataLossEvents = 0L
+  @volatile private var streamDataLossEvents = 0L // written under `this`, read without it, as the counters below
   private val dataLoss = DataLossPolicy(options.failOnDataLoss)
   private var lastListMillis = Long.MinValue
   private val listingBackoff = new TransientBackoff()
   // Written under `this`; read without it (checkFailure runs on the query thread every plan).
   @volatile private var failure: Option[Throwable] = None
-  private var rounds = 0L
-  private var lastRoundBlockCount = 0L
-  private var blocksStoredTotal = 0L
-  private var lastRoundDuration = 0L
+  @volatile private var rounds = 0L
+  @volatile private var lastRoundBlockCount = 0L
+  @volatile private var blocksStoredTotal = 0L
+  @volatile private var lastRoundDuration = 0L
   @volatile private var stopped = false
+  @volatile private var started = false // the prefetcher's threads were started (under `this`)
   /**
    * Each stream's graph and creation time as last listed, published under `this` whenever `graphs` or `created`
    * change, and read without it: the query thread plans every batch from them, while the lister and the round thread
@@ -111,10 +117,10 @@ final class Prefetcher(
   private val keptCopies = mutable.LinkedHashMap.empty[Long, String]
 
   /** Starts prefetching from `start` (idempotent: later calls only add shards `start` knows and we do not). */
-  def start(start: KinesisSourceOffset): Unit = synchronized {
-    for ((stream, shards) <- start.streams if options.streams.contains(stream); (shard, pos) <- shards) {
-      base.getOrElseUpdate((stream, shard), pos)
-    }
+  def start(start: KinesisSourceOffset): Unit = if (!knowsAll(start)) synchronized {
+    val added = for ((stream, shards) <- start.streams if options.streams.contains(stream); (shard, pos) <- shards
+                     if !base.contains((stream, shard))) yield (stream, shard) -> pos
+    if (added.nonEmpty) base = base ++ added
     start.created.foreach { case (stream, ms) => created.getOrElseUpdate(stream, ms) }
     if (start.created.keys.exists(s => !listedView.created.contains(s))) publishListed()
     options.streams.filterNot(start.streams.contains).filterNot(graphs.contains).foreach { stream =>
@@ -128,7 +134,21 @@ final class Prefetcher(
       lister = new Thread(() => listShards(), s"kinesis-spark-lister-$streamId")
       lister.setDaemon(true)
       lister.start()
+      started = true
     }
+  }
+
+  /**
+   * Whether [[start]] would change nothing: checked without the lock, as the query thread calls it every plan and the
+   * round thread holds the lock for tens of milliseconds at 10,000 shards (JFR of DriverScaleBenchmark).
+   */
+  private def knowsAll(start: KinesisSourceOffset): Boolean = {
+    val (known, listed) = (base, listedView)
+    (started || stopped) && start.created.keys.forall(listed.created.contains) &&
+      options.streams.forall(s => start.streams.contains(s) || listed.graphs.contains(s)) &&
+      start.streams.forall { case (stream, shards) =>
+        !options.streams.contains(stream) || shards.keys.forall(shard => known.contains((stream, shard)))
+      }
   }
 
   /** Each stream as last listed (streams not listed yet are absent). */
@@ -138,33 +158,33 @@ final class Prefetcher(
   }
 
   /** Where fetching of a shard began or continues from when nothing is buffered for it. */
-  def startingPosition(stream: String, shardId: String): Option[ShardPosition] = synchronized(base.get((stream, shardId)))
+  def startingPosition(stream: String, shardId: String): Option[ShardPosition] = base.get((stream, shardId))
 
   /** [[startingPosition]] of every shard known, at once (metrics ask for thousands). */
-  def startingPositions: Map[(String, String), ShardPosition] = synchronized(base.toMap)
+  def startingPositions: Map[(String, String), ShardPosition] = base
 
   /** Every shard known to the prefetcher with the furthest position fetched (or where fetching starts). */
-  def positions: Map[(String, String), ShardPosition] = synchronized {
+  private def positions: Map[(String, String), ShardPosition] = synchronized {
     val ends = buffer.ends
     base.map { case (k, start) => k -> ends.getOrElse(k, start) }.toMap
   }
 
   /** Per shard: the latest fetch statistics. */
-  def shardStats: Map[(String, String), ShardStats] = synchronized(stats.toMap)
+  def shardStats: Map[(String, String), ShardStats] = stats
 
-  def completedRounds: Long = synchronized(rounds)
+  def completedRounds: Long = rounds
 
   /** The blocks the latest round stored: each was reported to the driver's block manager, one RPC apiece. */
-  def lastRoundBlocks: Long = synchronized(lastRoundBlockCount)
+  def lastRoundBlocks: Long = lastRoundBlockCount
 
   /** The blocks every round so far stored. */
-  def blocksStored: Long = synchronized(blocksStoredTotal)
+  def blocksStored: Long = blocksStoredTotal
 
   /** How long the latest round that fetched took, from its job's submission to its last result's delivery. */
-  def lastRoundMillis: Long = synchronized(lastRoundDuration)
+  def lastRoundMillis: Long = lastRoundDuration
 
   /** Data-loss events the driver saw (deleted streams); shard readers count theirs in [[shardStats]]. */
-  def driverDataLossEvents: Long = synchronized(streamDataLossEvents)
+  def driverDataLossEvents: Long = streamDataLossEvents
 
   /** Rethrows the prefetcher's failure, if it failed. */
   def checkFailure(): Unit = failure.foreach(e => throw e)
@@ -185,9 +205,9 @@ final class Prefetcher(
       // Only forwards: with asynchronous progress tracking Spark commits an older batch after the stream has already
       // released a later one (see KinesisMicroBatchStream.latestOffsetOf), and moving back would fetch again what
       // was read, or reopen a finished parent.
-      for ((stream, shards) <- current.streams; (shard, pos) <- shards if base.get((stream, shard)).forall(reaches(pos, _))) {
-        base((stream, shard)) = pos
-      }
+      val moved = for ((stream, shards) <- current.streams; (shard, pos) <- shards
+                       if base.get((stream, shard)).forall(reaches(pos, _))) yield (stream, shard) -> pos
+      base = base ++ moved
       val held = buffer.bufferedBytes
       val dropped = buffer.dropThrough(current)
       (dropped, held - buffer.bufferedBytes)
@@ -337,9 +357,9 @@ final class Prefetcher(
       stale.foreach(r => log.info(s"Dropping what a prefetch round read of stream '${r.stream}', ${r.shardId}: the " +
         "shard was reset or dropped by a listing during the round"))
       buffer.appendAll(fitting.flatMap(_.ranges))
-      fitting.foreach { r =>
+      stats = stats ++ fitting.map { r =>
         val previous = stats.get((r.stream, r.shardId))
-        stats((r.stream, r.shardId)) = ShardStats(
+        (r.stream, r.shardId) -> ShardStats(
           millisBehindLatest = r.millisBehindLatest.orElse(previous.flatMap(_.millisBehindLatest)),
           lagMeasuredAtMillis = if (r.millisBehindLatest.isDefined) Some(roundEnd) else previous.flatMap(_.lagMeasuredAtMillis),
           caughtUpAtRoundStart = if (r.caughtUp) Some(roundStart) else previous.flatMap(_.caughtUpAtRoundStart),
@@ -418,8 +438,8 @@ final class Prefetcher(
         val recreated = created.get(stream).exists(_ != createdMillis)
         val droppedBlocks = if (recreated) {
           log.warn(s"Kinesis stream '$stream' was deleted and created again; fetching its new shards from TRIM_HORIZON")
-          base.keys.filter(_._1 == stream).toSeq.foreach(base.remove)
-          stats.keys.filter(_._1 == stream).toSeq.foreach(stats.remove)
+          base = base.filterNot(_._1._1 == stream)
+          stats = stats.filterNot(_._1._1 == stream)
           buffer.dropStream(stream)
         } else Nil
         // Decided before this listing is recorded below: a stream listed before only gets new shards (resharding).
@@ -434,8 +454,9 @@ final class Prefetcher(
         graphs(stream) = graph
         publishListed()
         val ids = graph.shards.map(_.shardId).toSet
-        base.keys.filter(k => k._1 == stream && !ids.contains(k._2)).toSeq.foreach(base.remove)
-        graph.shards.foreach(s => base.getOrElseUpdate((stream, s.shardId), newShardStart(s.shardId)))
+        base = base.filterNot { case ((s, shard), _) => s == stream && !ids.contains(shard) }
+        base = base ++ graph.shards.iterator.filterNot(s => base.contains((stream, s.shardId)))
+          .map(s => (stream, s.shardId) -> newShardStart(s.shardId))
         droppedBlocks
       }
     }
@@ -469,12 +490,14 @@ final class Prefetcher(
    * removed).
    */
   private def runJob(orders: Seq[ShardFetchOrder], room: Long): Seq[ShardFetchResult] = {
-    val tickets = synchronized {
-      val groups = orders.sortBy(o => (stats.get((o.stream, o.shardId)).flatMap(_.location).getOrElse(""), o.stream, o.shardId))
-        .grouped(options.shardsPerTask).toSeq
+    // Outside the lock: sorting 10,000 shards by where they were last read takes milliseconds.
+    val locations = stats
+    val tickets = {
+      val groups = orders.sortBy(o => (locations.get((o.stream, o.shardId)).flatMap(_.location).getOrElse(""), o.stream,
+        o.shardId)).grouped(options.shardsPerTask).toSeq
       val share = math.max(1L, room / groups.size)
       groups.map { group =>
-        val location = stats.get((group.head.stream, group.head.shardId)).flatMap(_.location).toSeq
+        val location = locations.get((group.head.stream, group.head.shardId)).flatMap(_.location).toSeq
         (FetchTicket(resultEndpoint, nextTicket.getAndIncrement(), ShardFetchTask(options.connection, limits, streamId,
           group, share, dataLoss, options.efo.flatMap(_.subscriptionMaxEvents), arrivalCut)), location)
       }

@@ -12,7 +12,8 @@ import org.apache.spark.sql.streaming.Trigger
  * than the 2 MB/s a shard serves, so the query reads as fast as the machine lets it; against Spark's
  * `rate-micro-batch` source, in the same run, writing the same rows (100 bytes of data, a partition key, a timestamp)
  * to the same `noop` sink. Each source reads for [[WarmUpSeconds]], then [[MeasuredSeconds]] are measured, and the
- * two take turns [[DefaultRepeats]] times (or as many as the second argument says): rows/s over those wall times,
+ * two take turns [[DefaultRepeats]] times (or as many as the second argument says), after one unmeasured query of
+ * each (the JIT's first compilations): rows/s over those wall times,
  * and the JVM's CPU-seconds per million rows (driver and executors: local mode on this machine's cores). The Kinesis
  * side includes making up the records, which a real Kinesis does on its own machines: the fake counts the CPU it
  * spends in `getRecords`, and the CPU per row against `rate` is printed with and without it.
@@ -74,6 +75,13 @@ object ReadPathBenchmark {
           "timestamp"), () => 0L)
       def kinesis(): Result = measure(spark, "kinesis", spark.readStream.format("kinesis").options(options).load()
         .selectExpr("data", "partitionKey", "approximateArrivalTimestamp as timestamp"), () => api.cpuNanos.sum())
+      // First one unmeasured query of each: the JIT compiles each source's own code (and the Spark code both use)
+      // the first time it runs, still busy 40 s in. Without this, the source measured second paid for the code
+      // only it runs while the first paid for the shared part (in a profiled run, the JIT's threads took 1 to 3.5
+      // CPU-seconds in each 5 s of the first Kinesis query's first 30 s, and 0.5 to 1 in the second query's).
+      println("warm-up (not measured): one query of each source")
+      rate()
+      kinesis()
       // Each source measured `repeats` times, in turn: this machine's speed drifts by tens of percent over minutes,
       // and alternating spreads that drift over both.
       val results = (1 to repeats).flatMap(_ => Seq(rate(), kinesis()))
