@@ -164,9 +164,11 @@ final class Prefetcher(
   def startingPositions: Map[(String, String), ShardPosition] = base
 
   /** Every shard known to the prefetcher with the furthest position fetched (or where fetching starts). */
-  private def positions: Map[(String, String), ShardPosition] = synchronized {
+  private def positions: Map[(String, String), ShardPosition] = synchronized(positionsFrom(base))
+
+  private def positionsFrom(starts: Map[(String, String), ShardPosition]): Map[(String, String), ShardPosition] = {
     val ends = buffer.ends
-    base.map { case (k, start) => k -> ends.getOrElse(k, start) }.toMap
+    starts.map { case (k, start) => k -> ends.getOrElse(k, start) }
   }
 
   /** Per shard: the latest fetch statistics. */
@@ -434,17 +436,21 @@ final class Prefetcher(
     recreatedStreams.foreach(s => consumers.foreach(_.invalidate(s))) // the stream's consumers were deleted with it
     val dropped = synchronized {
       missingStreams --= listed.map(_._1)
-      listed.flatMap { case (stream, createdMillis, graph) =>
+      // The new starts are made aside and published with the listing, at once: the query thread reads both without
+      // the lock, and a shard it sees listed must have its start (a finished parent's Finished, without which the
+      // plan would read it again from TRIM_HORIZON), as a recreated stream's shards must not have their old ones.
+      var starts = base
+      val blocks = listed.flatMap { case (stream, createdMillis, graph) =>
         val recreated = created.get(stream).exists(_ != createdMillis)
         val droppedBlocks = if (recreated) {
           log.warn(s"Kinesis stream '$stream' was deleted and created again; fetching its new shards from TRIM_HORIZON")
-          base = base.filterNot(_._1._1 == stream)
+          starts = starts.filterNot(_._1._1 == stream)
           stats = stats.filterNot(_._1._1 == stream)
           buffer.dropStream(stream)
         } else Nil
         // Decided before this listing is recorded below: a stream listed before only gets new shards (resharding).
         val listedBefore = graphs.contains(stream) || recreated
-        lazy val known = positions.collect { case ((s, shard), pos) if s == stream => shard -> pos }
+        lazy val known = positionsFrom(starts).collect { case ((s, shard), pos) if s == stream => shard -> pos }
         def newShardStart(shardId: String): ShardPosition =
           // Listed again, or absent from the checkpoint because its children had moved on (StartReconciler).
           if (!recreated && graph.endedByDescendants(shardId, known)) Finished
@@ -452,13 +458,15 @@ final class Prefetcher(
           else addedStreamAt.get(stream).fold[ShardPosition](TrimHorizon)(options.initialPosition.shardPosition(stream, shardId, _))
         created(stream) = createdMillis
         graphs(stream) = graph
-        publishListed()
         val ids = graph.shards.map(_.shardId).toSet
-        base = base.filterNot { case ((s, shard), _) => s == stream && !ids.contains(shard) }
-        base = base ++ graph.shards.iterator.filterNot(s => base.contains((stream, s.shardId)))
+        starts = starts.filterNot { case ((s, shard), _) => s == stream && !ids.contains(shard) }
+        starts = starts ++ graph.shards.iterator.filterNot(s => starts.contains((stream, s.shardId)))
           .map(s => (stream, s.shardId) -> newShardStart(s.shardId))
         droppedBlocks
       }
+      base = starts
+      publishListed()
+      blocks
     }
     dropped.foreach(b => BlockStoreBridge.remove(b.streamId, b.uniqueId))
   }
