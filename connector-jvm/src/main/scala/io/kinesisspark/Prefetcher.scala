@@ -62,7 +62,7 @@ final class Prefetcher(
   // shard's start in each plan, every shard's statistics in each progress report) without waiting for the lock,
   // which the round and listing threads hold for tens of milliseconds at 10,000 shards: in a JFR of
   // DriverScaleBenchmark at 10,000 shards, the query thread waited 50 to 100 ms at a time for it in `shardStats`,
-  // `completedRounds` and `startingPositions`, a batch's maximum time over 500 ms.
+  // `completedRounds` and `startingPositions`.
   @volatile private var base = Map.empty[(String, String), ShardPosition]
   @volatile private var stats = Map.empty[(String, String), ShardStats]
   // Guarded by `this`.
@@ -209,7 +209,7 @@ final class Prefetcher(
       // was read, or reopen a finished parent.
       val moved = for ((stream, shards) <- current.streams; (shard, pos) <- shards
                        if base.get((stream, shard)).forall(reaches(pos, _))) yield (stream, shard) -> pos
-      base = base ++ moved
+      if (moved.nonEmpty) base = base ++ moved
       val held = buffer.bufferedBytes
       val dropped = buffer.dropThrough(current)
       (dropped, held - buffer.bufferedBytes)
@@ -500,15 +500,13 @@ final class Prefetcher(
   private def runJob(orders: Seq[ShardFetchOrder], room: Long): Seq[ShardFetchResult] = {
     // Outside the lock: sorting 10,000 shards by where they were last read takes milliseconds.
     val locations = stats
-    val tickets = {
-      val groups = orders.sortBy(o => (locations.get((o.stream, o.shardId)).flatMap(_.location).getOrElse(""), o.stream,
-        o.shardId)).grouped(options.shardsPerTask).toSeq
-      val share = math.max(1L, room / groups.size)
-      groups.map { group =>
-        val location = locations.get((group.head.stream, group.head.shardId)).flatMap(_.location).toSeq
-        (FetchTicket(resultEndpoint, nextTicket.getAndIncrement(), ShardFetchTask(options.connection, limits, streamId,
-          group, share, dataLoss, options.efo.flatMap(_.subscriptionMaxEvents), arrivalCut)), location)
-      }
+    val groups = orders.sortBy(o => (locations.get((o.stream, o.shardId)).flatMap(_.location).getOrElse(""), o.stream,
+      o.shardId)).grouped(options.shardsPerTask).toSeq
+    val share = math.max(1L, room / groups.size)
+    val tickets = groups.map { group =>
+      val location = locations.get((group.head.stream, group.head.shardId)).flatMap(_.location).toSeq
+      (FetchTicket(resultEndpoint, nextTicket.getAndIncrement(), ShardFetchTask(options.connection, limits, streamId,
+        group, share, dataLoss, options.efo.flatMap(_.subscriptionMaxEvents), arrivalCut)), location)
     }
     // Submitted under the lock `stop` takes, so a stop either sees this round (and cancels it) or prevents it.
     val dispatching = synchronized {
