@@ -1,5 +1,7 @@
 package io.kinesisspark.fetch
 
+import java.io.{ByteArrayInputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream}
+
 import io.kinesisspark.{DataLossPolicy, ShardPosition}
 import io.kinesisspark.aws.{AwsConnection, HashKeyRange}
 
@@ -13,6 +15,9 @@ import io.kinesisspark.aws.{AwsConnection, HashKeyRange}
  *                   stops for the round
  *
  * @param efoSubscriptionMaxEvents test only: end each enhanced fan-out subscription after this many events
+ *
+ * Its orders travel as [[WireFormat]] bytes: a round's dispatch at 10,000 shards carries 10,000 of them, and Java
+ * serialization of the case classes made the driver's RPC threads its busiest after the query's own.
  */
 final case class ShardFetchTask(
     connection: AwsConnection,
@@ -22,7 +27,64 @@ final case class ShardFetchTask(
     maxBytes: Long = Long.MaxValue,
     dataLoss: DataLossPolicy = DataLossPolicy(failOnDataLoss = true),
     efoSubscriptionMaxEvents: Option[Int] = None,
-    arrivalCut: Option[Long] = None)
+    arrivalCut: Option[Long] = None) {
+
+  /** Java serialization writes this instead (see the class's comment). */
+  private def writeReplace(): AnyRef = ShardFetchTask.OnTheWire(connection, limits, streamId,
+    ShardFetchTask.encode(orders), maxBytes, dataLoss, efoSubscriptionMaxEvents, arrivalCut)
+}
+
+object ShardFetchTask {
+  /** A task as Java serialization sends it: the orders as bytes, the rest as it is. */
+  private final case class OnTheWire(connection: AwsConnection, limits: FetchLimits, streamId: Int,
+      orders: Array[Byte], maxBytes: Long, dataLoss: DataLossPolicy, efoSubscriptionMaxEvents: Option[Int],
+      arrivalCut: Option[Long]) {
+    private def readResolve(): AnyRef = ShardFetchTask(connection, limits, streamId, decode(orders), maxBytes,
+      dataLoss, efoSubscriptionMaxEvents, arrivalCut)
+  }
+
+  /**
+   * Per order: stream, shard id, from, order id, creation flag [millis], hash key range flag [start, end as decimal
+   * strings], consumer flag [ARN], closed.
+   */
+  private[fetch] def encode(orders: Seq[ShardFetchOrder]): Array[Byte] = {
+    val bytes = new ByteArrayOutputStream(64 + 128 * orders.size)
+    val wire = new WireWriter(new DataOutputStream(bytes))
+    val out = wire.out
+    out.writeInt(orders.size)
+    orders.foreach { o =>
+      wire.text(o.stream)
+      wire.text(o.shardId)
+      wire.position(o.from)
+      out.writeLong(o.orderId)
+      wire.optionalLong(o.streamCreatedMillis)
+      out.writeBoolean(o.hashKeyRange.isDefined)
+      o.hashKeyRange.foreach { r =>
+        out.writeUTF(r.startingHashKey.toString)
+        out.writeUTF(r.endingHashKey.toString)
+      }
+      out.writeBoolean(o.consumerArn.isDefined)
+      o.consumerArn.foreach(wire.text)
+      out.writeBoolean(o.shardClosed)
+    }
+    out.flush()
+    bytes.toByteArray
+  }
+
+  private[fetch] def decode(bytes: Array[Byte]): Vector[ShardFetchOrder] = {
+    val wire = new WireReader(new DataInputStream(new ByteArrayInputStream(bytes)), "kinesis-spark prefetch ticket")
+    val in = wire.in
+    val orders = try Vector.fill(wire.count()) {
+      ShardFetchOrder(wire.text(), wire.text(), wire.position(), in.readLong(), wire.optionalLong(),
+        if (in.readBoolean()) Some(HashKeyRange(BigInt(in.readUTF()), BigInt(in.readUTF()))) else None,
+        if (in.readBoolean()) Some(wire.text()) else None, in.readBoolean())
+    } catch {
+      case e: java.io.EOFException => throw wire.damaged(s"cut short (${bytes.length} bytes)").initCause(e)
+    }
+    wire.end()
+    orders
+  }
+}
 
 /**
  * Fetch `shardId` of `stream` from `from`.
