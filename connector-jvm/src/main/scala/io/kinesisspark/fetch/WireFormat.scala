@@ -87,7 +87,10 @@ final class WireWriter(val out: DataOutputStream) {
     value.foreach(out.writeLong)
   }
 
-  /** Stream, shard id, from, to, block flag [stream id, unique id, location, offset, length, last], records, bytes, arrivals. */
+  /**
+   * Stream, shard id, from, to, block flag [stream id, unique id, location, offset, length, last], records, bytes,
+   * first and last arrival.
+   */
   def range(r: FetchedRange): Unit = {
     text(r.stream)
     text(r.shardId)
@@ -146,7 +149,8 @@ final class WireReader(val in: DataInputStream, what: String) {
 
   private def sequence(): String = {
     val shared = in.readUnsignedByte()
-    if (shared > lastSequence.length) throw damaged(s"a sequence number sharing $shared digits of ${lastSequence.length}")
+    if (shared > lastSequence.length)
+      throw damaged(s"a sequence number sharing $shared digits of ${lastSequence.length}")
     lastSequence = lastSequence.substring(0, shared) + in.readUTF()
     lastSequence
   }

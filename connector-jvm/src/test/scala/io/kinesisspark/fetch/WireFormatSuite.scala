@@ -53,8 +53,8 @@ class WireFormatSuite extends AnyFunSuite {
     val orders = Seq(
       ShardFetchOrder("clicks", "shardId-000000000000", TrimHorizon, 1L),
       ShardFetchOrder("clicks", "shardId-000000000001", AfterRecord(seq(1), Some(3L)), 2L, Some(1600000000000L),
-        Some(HashKeyRange(BigInt(0), BigInt(2).pow(128) - 1)), Some("arn:aws:kinesis:us-east-1:1:stream/c/consumer/x:1"),
-        shardClosed = true),
+        Some(HashKeyRange(BigInt(0), BigInt(2).pow(128) - 1)),
+        Some("arn:aws:kinesis:us-east-1:1:stream/c/consumer/x:1"), shardClosed = true),
       ShardFetchOrder("views", "shardId-000000000001", AtTimestamp(1700000000000L), 3L),
       ShardFetchOrder("views", "shardId-000000000002", AtTimestamp(1700000000000L), 4L,
         consumerArn = Some("arn:aws:kinesis:us-east-1:1:stream/c/consumer/x:1")))
