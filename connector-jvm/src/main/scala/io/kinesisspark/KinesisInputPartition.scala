@@ -1,11 +1,9 @@
 package io.kinesisspark
 
-import java.io.{ByteArrayInputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream}
-
 import org.apache.spark.sql.connector.read.InputPartition
 
 import io.kinesisspark.aws.AwsConnection
-import io.kinesisspark.fetch.{FetchLimits, WireReader, WireWriter}
+import io.kinesisspark.fetch.{FetchLimits, WireFormat, WireWriter}
 
 /**
  * One task's share of a micro-batch: one or more shard slices (several when small blocks were coalesced),
@@ -47,20 +45,17 @@ object KinesisInputPartition {
    * Per slice: stream, shard id, ranges, then from and to, each a flag [position]: a slice's from is most often its
    * first range's from, and its to its last range's to, so the flag (set) says so instead.
    */
-  private[kinesisspark] def encode(slices: Seq[ShardSlice]): Array[Byte] = {
-    val bytes = new ByteArrayOutputStream(64 + 256 * slices.size)
-    val wire = new WireWriter(new DataOutputStream(bytes))
-    wire.out.writeInt(slices.size)
-    slices.foreach { s =>
-      wire.text(s.stream)
-      wire.text(s.shardId)
-      wire.ranges(s.ranges)
-      boundary(wire, s.from, s.ranges.headOption.map(_.from))
-      boundary(wire, s.to, s.ranges.lastOption.map(_.to))
+  private[kinesisspark] def encode(slices: Seq[ShardSlice]): Array[Byte] =
+    WireFormat.encode(64 + 256 * slices.size) { wire =>
+      wire.out.writeInt(slices.size)
+      slices.foreach { s =>
+        wire.text(s.stream)
+        wire.text(s.shardId)
+        wire.ranges(s.ranges)
+        boundary(wire, s.from, s.ranges.headOption.map(_.from))
+        boundary(wire, s.to, s.ranges.lastOption.map(_.to))
+      }
     }
-    wire.out.flush()
-    bytes.toByteArray
-  }
 
   private def boundary(wire: WireWriter, position: ShardPosition, ranges: Option[ShardPosition]): Unit = {
     val same = ranges.contains(position)
@@ -68,23 +63,19 @@ object KinesisInputPartition {
     if (!same) wire.position(position)
   }
 
-  private[kinesisspark] def decode(bytes: Array[Byte]): Vector[ShardSlice] = {
-    val wire = new WireReader(new DataInputStream(new ByteArrayInputStream(bytes)), "kinesis-spark input partition")
-    def slice(): ShardSlice = {
-      val stream = wire.text()
-      val shardId = wire.text()
-      val ranges = wire.ranges()
-      def boundary(ofRanges: Option[ShardPosition]): ShardPosition =
-        if (!wire.in.readBoolean()) wire.position()
-        else ofRanges.getOrElse(throw wire.damaged(s"a slice of $shardId bounded by a range it does not have"))
-      val from = boundary(ranges.headOption.map(_.from))
-      val to = boundary(ranges.lastOption.map(_.to))
-      ShardSlice(stream, shardId, from, to, ranges)
+  private[kinesisspark] def decode(bytes: Array[Byte]): Vector[ShardSlice] =
+    WireFormat.decode(bytes, "kinesis-spark input partition") { wire =>
+      def slice(): ShardSlice = {
+        val stream = wire.text()
+        val shardId = wire.text()
+        val ranges = wire.ranges()
+        def boundary(ofRanges: Option[ShardPosition]): ShardPosition =
+          if (!wire.in.readBoolean()) wire.position()
+          else ofRanges.getOrElse(throw wire.damaged(s"a slice of $shardId bounded by a range it does not have"))
+        val from = boundary(ranges.headOption.map(_.from))
+        val to = boundary(ranges.lastOption.map(_.to))
+        ShardSlice(stream, shardId, from, to, ranges)
+      }
+      Vector.fill(wire.count())(slice())
     }
-    val slices = try Vector.fill(wire.count())(slice()) catch {
-      case e: java.io.EOFException => throw wire.damaged(s"cut short (${bytes.length} bytes)").initCause(e)
-    }
-    wire.end()
-    slices
-  }
 }

@@ -1,7 +1,5 @@
 package io.kinesisspark.fetch
 
-import java.io.{ByteArrayInputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream}
-
 import io.kinesisspark.LoaderBridge
 
 /**
@@ -33,9 +31,7 @@ object FetchDelivery {
   private val Magic = 0x4b534644 // "KSFD"
   private val Version: Byte = 2
 
-  def encode(delivery: FetchDelivery): Array[Byte] = {
-    val bytes = new ByteArrayOutputStream(64 + 256 * delivery.results.size)
-    val wire = new WireWriter(new DataOutputStream(bytes))
+  def encode(delivery: FetchDelivery): Array[Byte] = WireFormat.encode(64 + 256 * delivery.results.size) { wire =>
     val out = wire.out
     out.writeInt(Magic)
     out.writeByte(Version)
@@ -43,17 +39,10 @@ object FetchDelivery {
     out.writeUTF(delivery.copy)
     out.writeInt(delivery.results.size)
     delivery.results.foreach(writeResult(wire, _))
-    out.flush()
-    bytes.toByteArray
   }
 
   /** A delivery [[encode]] made; anything else, or one cut short, is refused with what was found. */
-  def decode(bytes: Array[Byte]): FetchDelivery =
-    try read(new WireReader(new DataInputStream(new ByteArrayInputStream(bytes)), "kinesis-spark prefetch delivery"))
-    catch {
-      case e: java.io.EOFException =>
-        throw new IllegalArgumentException(s"a kinesis-spark prefetch delivery cut short (${bytes.length} bytes)", e)
-    }
+  def decode(bytes: Array[Byte]): FetchDelivery = WireFormat.decode(bytes, "kinesis-spark prefetch delivery")(read)
 
   private def read(wire: WireReader): FetchDelivery = {
     val in = wire.in
@@ -64,7 +53,6 @@ object FetchDelivery {
     val ticket = in.readLong()
     val copy = in.readUTF()
     val results = Vector.fill(wire.count())(readResult(wire))
-    wire.end()
     FetchDelivery(ticket, copy, results)
   }
 

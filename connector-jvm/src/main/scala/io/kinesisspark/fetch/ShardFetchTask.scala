@@ -1,7 +1,5 @@
 package io.kinesisspark.fetch
 
-import java.io.{ByteArrayInputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream}
-
 import io.kinesisspark.{DataLossPolicy, ShardPosition}
 import io.kinesisspark.aws.{AwsConnection, HashKeyRange}
 
@@ -10,14 +8,20 @@ import io.kinesisspark.aws.{AwsConnection, HashKeyRange}
  * once the task has read `maxBytes` (its share of the room left in the buffer; it may overshoot by one response).
  * Blocks are named (`streamId`, id made from the order's `orderId`, the task attempt and a counter).
  *
+ * Java serialization sends its orders as [[WireFormat]] bytes: a round's dispatch at 10,000 shards carries 10,000
+ * of them, and serializing the case classes made the driver's RPC threads its busiest after the query's own. (With
+ * `spark.serializer` set to Kryo, Spark writes a round's tickets with Kryo, which does not ask for this form: the
+ * tickets still arrive whole, only larger.)
+ *
+ * {{{
+ *   ShardFetchTask(connection, FetchLimits(10000), streamId = 3, Seq(ShardFetchOrder("clicks", shardId, from, 1L)))
+ * }}}
+ *
  * @param arrivalCut Trigger.AvailableNow's target time: a response whose records arrived on both sides of it is
  *                   stored as two ranges, so that the target falls between ranges; a shard that has read past it
  *                   stops for the round
  *
  * @param efoSubscriptionMaxEvents test only: end each enhanced fan-out subscription after this many events
- *
- * Its orders travel as [[WireFormat]] bytes: a round's dispatch at 10,000 shards carries 10,000 of them, and Java
- * serialization of the case classes made the driver's RPC threads its busiest after the query's own.
  */
 final case class ShardFetchTask(
     connection: AwsConnection,
@@ -47,43 +51,36 @@ object ShardFetchTask {
    * Per order: stream, shard id, from, order id, creation flag [millis], hash key range flag [start, end as decimal
    * strings], consumer flag [ARN], closed.
    */
-  private[fetch] def encode(orders: Seq[ShardFetchOrder]): Array[Byte] = {
-    val bytes = new ByteArrayOutputStream(64 + 128 * orders.size)
-    val wire = new WireWriter(new DataOutputStream(bytes))
-    val out = wire.out
-    out.writeInt(orders.size)
-    orders.foreach { o =>
-      wire.text(o.stream)
-      wire.text(o.shardId)
-      wire.position(o.from)
-      out.writeLong(o.orderId)
-      wire.optionalLong(o.streamCreatedMillis)
-      out.writeBoolean(o.hashKeyRange.isDefined)
-      o.hashKeyRange.foreach { r =>
-        out.writeUTF(r.startingHashKey.toString)
-        out.writeUTF(r.endingHashKey.toString)
+  private[fetch] def encode(orders: Seq[ShardFetchOrder]): Array[Byte] =
+    WireFormat.encode(64 + 128 * orders.size) { wire =>
+      val out = wire.out
+      out.writeInt(orders.size)
+      orders.foreach { o =>
+        wire.text(o.stream)
+        wire.text(o.shardId)
+        wire.position(o.from)
+        out.writeLong(o.orderId)
+        wire.optionalLong(o.streamCreatedMillis)
+        out.writeBoolean(o.hashKeyRange.isDefined)
+        o.hashKeyRange.foreach { r =>
+          out.writeUTF(r.startingHashKey.toString)
+          out.writeUTF(r.endingHashKey.toString)
+        }
+        out.writeBoolean(o.consumerArn.isDefined)
+        o.consumerArn.foreach(wire.text)
+        out.writeBoolean(o.shardClosed)
       }
-      out.writeBoolean(o.consumerArn.isDefined)
-      o.consumerArn.foreach(wire.text)
-      out.writeBoolean(o.shardClosed)
     }
-    out.flush()
-    bytes.toByteArray
-  }
 
-  private[fetch] def decode(bytes: Array[Byte]): Vector[ShardFetchOrder] = {
-    val wire = new WireReader(new DataInputStream(new ByteArrayInputStream(bytes)), "kinesis-spark prefetch ticket")
-    val in = wire.in
-    val orders = try Vector.fill(wire.count()) {
-      ShardFetchOrder(wire.text(), wire.text(), wire.position(), in.readLong(), wire.optionalLong(),
-        if (in.readBoolean()) Some(HashKeyRange(BigInt(in.readUTF()), BigInt(in.readUTF()))) else None,
-        if (in.readBoolean()) Some(wire.text()) else None, in.readBoolean())
-    } catch {
-      case e: java.io.EOFException => throw wire.damaged(s"cut short (${bytes.length} bytes)").initCause(e)
+  private[fetch] def decode(bytes: Array[Byte]): Vector[ShardFetchOrder] =
+    WireFormat.decode(bytes, "kinesis-spark prefetch ticket") { wire =>
+      val in = wire.in
+      Vector.fill(wire.count()) {
+        ShardFetchOrder(wire.text(), wire.text(), wire.position(), in.readLong(), wire.optionalLong(),
+          if (in.readBoolean()) Some(HashKeyRange(BigInt(in.readUTF()), BigInt(in.readUTF()))) else None,
+          if (in.readBoolean()) Some(wire.text()) else None, in.readBoolean())
+      }
     }
-    wire.end()
-    orders
-  }
 }
 
 /**

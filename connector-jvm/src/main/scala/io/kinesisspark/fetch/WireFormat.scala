@@ -1,6 +1,6 @@
 package io.kinesisspark.fetch
 
-import java.io.{DataInputStream, DataOutputStream}
+import java.io.{ByteArrayInputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream, IOException}
 
 import scala.collection.mutable
 
@@ -8,23 +8,10 @@ import io.kinesisspark.ShardPosition
 import io.kinesisspark.ShardPosition.{AfterRecord, AtTimestamp, Finished, TrimHorizon}
 
 /**
- * The small binary layouts of positions and ranges that cross between driver and executors in bulk: prefetch
- * deliveries ([[FetchDelivery]]), the shards of a prefetch ticket ([[ShardFetchTask]]) and a batch's shard slices
- * ([[io.kinesisspark.KinesisInputPartition]]). At 10,000 shards these carry tens of thousands of positions a second,
- * and Java serialization of the case classes (class descriptors, a handle for every object, reflection on every
- * field) took most of the driver's RPC threads in DriverScaleBenchmark and made batch tasks of 4 MB.
- *
- * What repeats is written once: a string (stream name, shard id, executor) seen before in the same stream of bytes is
- * its number; a position equal to the one written just before (a range starts where the one before it ended) is one
- * byte; a sequence number is the length of what it shares with the one written before it (a shard's numbers share
- * their first 40 or so of 56 digits) and the rest. Strings are `DataOutput.writeUTF`'s, string numbers unsigned
- * LEB128 varints, other numbers big-endian. These bytes never outlive the query that wrote them, so only this layout
- * is read.
+ * Writes values in the [[WireFormat]] layout, one after another; a [[WireReader]] reads them back in the same order.
  *
  * {{{
- *   val out = new WireWriter(new DataOutputStream(bytes))
- *   out.range(range)
- *   new WireReader(new DataInputStream(new ByteArrayInputStream(bytes.toByteArray))).range()
+ *   val bytes = WireFormat.encode(sizeHint = 256) { wire => wire.text("clicks"); wire.range(range) }
  * }}}
  */
 final class WireWriter(val out: DataOutputStream) {
@@ -117,7 +104,13 @@ final class WireWriter(val out: DataOutputStream) {
   }
 }
 
-/** Reads what a [[WireWriter]] wrote, in the same order; `what` names the bytes in the error for damaged ones. */
+/**
+ * Reads what a [[WireWriter]] wrote, in the same order; `what` names the bytes in the error for damaged ones.
+ *
+ * {{{
+ *   WireFormat.decode(bytes, "kinesis-spark input partition") { wire => (wire.text(), wire.range()) }
+ * }}}
+ */
 final class WireReader(val in: DataInputStream, what: String) {
   import WireFormat._
 
@@ -141,6 +134,7 @@ final class WireReader(val in: DataInputStream, what: String) {
     do {
       if (shift > 28) throw damaged("a number of more than 5 bytes")
       b = in.readUnsignedByte()
+      if (shift == 28 && (b & 0x70) != 0) throw damaged("a number of more than 31 bits")
       n |= (b & 0x7f) << shift
       shift += 7
     } while ((b & 0x80) != 0)
@@ -162,6 +156,7 @@ final class WireReader(val in: DataInputStream, what: String) {
       case AfterRecordTag => AfterRecord(sequence(), optionalLong())
       case FinishedTag    => Finished
       case SameAsLastTag if lastPosition != null => lastPosition
+      case SameAsLastTag => throw damaged("a position the same as the last, with none before it")
       case other => throw damaged(s"position tag $other")
     }
     lastPosition = p
@@ -185,10 +180,13 @@ final class WireReader(val in: DataInputStream, what: String) {
 
   def ranges(): Vector[FetchedRange] = Vector.fill(count())(range())
 
-  /** A count, refused when negative (damaged bytes would otherwise ask for an absurd collection). */
+  /**
+   * A count of things that follow, each of a byte or more: refused when negative or larger than the bytes left
+   * (damaged bytes would otherwise ask for an absurd collection).
+   */
   def count(): Int = {
     val n = in.readInt()
-    if (n < 0) throw damaged(s"a count of $n")
+    if (n < 0 || n > in.available()) throw damaged(s"a count of $n with ${in.available()} bytes left")
     n
   }
 
@@ -198,7 +196,51 @@ final class WireReader(val in: DataInputStream, what: String) {
   def damaged(detail: String): IllegalArgumentException = new IllegalArgumentException(s"a damaged $what: $detail")
 }
 
+/**
+ * The small binary layout of positions and ranges that cross between driver and executors in bulk: prefetch
+ * deliveries ([[FetchDelivery]]), the shards of a prefetch ticket ([[ShardFetchTask]]) and a batch's shard slices
+ * ([[io.kinesisspark.KinesisInputPartition]]). At 10,000 shards these carry tens of thousands of positions a second,
+ * and Java serialization of the case classes (class descriptors, a handle for every object, reflection on every
+ * field) took most of the driver's RPC threads in DriverScaleBenchmark and made batch tasks of 4 MB.
+ *
+ * What repeats is written once: a string (stream name, shard id, executor) seen before in the same bytes is its
+ * number; a position equal to the one written just before (a range starts where the one before it ended) is one
+ * byte; a sequence number is the count of leading digits it shares with the sequence number written before it (a
+ * shard's share their first 40 or so of 56 digits) and the rest. Strings are `DataOutput.writeUTF`'s, string numbers
+ * unsigned LEB128 varints, other numbers big-endian. A position is a tag byte: trim horizon, at a timestamp
+ * [millis], after a record [sequence number, sub-sequence flag [long]], finished, or the same as the last. These
+ * bytes never outlive the query that wrote them, so only this layout is read.
+ *
+ * {{{
+ *   val bytes = WireFormat.encode(sizeHint = 256)(_.range(range))
+ *   WireFormat.decode(bytes, "kinesis-spark input partition")(_.range()) == range
+ * }}}
+ */
 object WireFormat {
+  /** What `write` writes, as bytes. */
+  def encode(sizeHint: Int)(write: WireWriter => Unit): Array[Byte] = {
+    val bytes = new ByteArrayOutputStream(sizeHint)
+    val wire = new WireWriter(new DataOutputStream(bytes))
+    write(wire)
+    wire.out.flush()
+    bytes.toByteArray
+  }
+
+  /**
+   * What `read` reads from `bytes`, which it must read to their end. Bytes that are cut short or damaged are refused
+   * with an IllegalArgumentException naming `what` and what was found.
+   */
+  def decode[T](bytes: Array[Byte], what: String)(read: WireReader => T): T = {
+    val wire = new WireReader(new DataInputStream(new ByteArrayInputStream(bytes)), what)
+    val value = try read(wire) catch {
+      case e: java.io.EOFException => throw wire.damaged(s"cut short (${bytes.length} bytes)").initCause(e)
+      // Malformed modified UTF-8 (UTFDataFormatException), or a hash key that is not a number.
+      case e @ (_: IOException | _: NumberFormatException) => throw wire.damaged(e.toString).initCause(e)
+    }
+    wire.end()
+    value
+  }
+
   private[fetch] val TrimHorizonTag: Byte = 0
   private[fetch] val AtTimestampTag: Byte = 1
   private[fetch] val AfterRecordTag: Byte = 2

@@ -63,6 +63,39 @@ class WireFormatSuite extends AnyFunSuite {
     val ticket = FetchTicket("spark://driver:7077", 9L, task)
     assert(javaRoundTrip(ticket)._1 == ticket)
     assert(javaRoundTrip(task.copy(orders = Nil))._1 == task.copy(orders = Nil))
+    // Sent as bytes, not as the case classes: a round's orders take well under what Java serialization makes of them.
+    val many = (0 until 1000).map(i => ShardFetchOrder("clicks", f"shardId-$i%012d", AfterRecord(seq(i)), i.toLong))
+    val (back, size) = javaRoundTrip(task.copy(orders = many))
+    assert(back.orders == many)
+    val (_, javaSize) = javaRoundTrip(many.toVector)
+    assert(size < javaSize / 2, s"$size bytes for ${many.size} orders, against $javaSize")
+  }
+
+  test("positions and strings that repeat, or nearly, come back as they were") {
+    val positions = Seq(
+      AfterRecord(seq(1)), TrimHorizon, AfterRecord(seq(2)), // the prefix is shared across another kind of position
+      AfterRecord(seq(2)), // the same as the last: one byte
+      AfterRecord(seq(2), Some(3L)), // all digits shared, but not the same position
+      AtTimestamp(1700000000000L), AtTimestamp(1700000000000L), Finished, Finished,
+      AfterRecord("1"), AfterRecord("10"), AfterRecord("0"), AfterRecord(seq(2) + "0"), AfterRecord(seq(2)))
+    val texts = Seq("clicks", "shardId-é", "clicks", "", "", "shardId-é")
+    val bytes = WireFormat.encode(16) { wire =>
+      positions.foreach(wire.position)
+      texts.foreach(wire.text)
+    }
+    val back = WireFormat.decode(bytes, "test") { wire =>
+      (positions.map(_ => wire.position()), texts.map(_ => wire.text()))
+    }
+    assert(back == (positions, texts))
+  }
+
+  test("a slice bounded inside its ranges, or with no range, keeps its bounds; an empty partition is empty") {
+    // Its from is the last range's to, the position written just before it: the same-as-last tag, across a boundary.
+    val inside = slice(1).copy(from = slice(1).ranges.last.to, to = AfterRecord(seq(2)))
+    val empty = ShardSlice("clicks", "shardId-000000000009", AfterRecord(seq(9)), AfterRecord(seq(9)), Nil)
+    assert(KinesisInputPartition.decode(KinesisInputPartition.encode(Seq(inside, empty, slice(2)))) ==
+      Seq(inside, empty, slice(2)))
+    assert(KinesisInputPartition.decode(KinesisInputPartition.encode(Nil)) == Nil)
   }
 
   test("damaged or cut bytes are refused with what was found, not read out of place") {
@@ -81,5 +114,22 @@ class WireFormatSuite extends AnyFunSuite {
     badTag(4 + 1 + 2 + 6 + 1 + 2 + 20) = 9 // the position's tag, after the count and two new strings
     val tag = intercept[IllegalArgumentException](ShardFetchTask.decode(badTag))
     assert(tag.getMessage == "a damaged kinesis-spark prefetch ticket: position tag 9", tag.getMessage)
+    badTag(36) = 4 // the same as the last position, with none before it
+    val same = intercept[IllegalArgumentException](ShardFetchTask.decode(badTag))
+    assert(same.getMessage.contains("a position the same as the last, with none before it"), same.getMessage)
+    // A slice with no range, whose from says it is its first range's.
+    val bounded = KinesisInputPartition.encode(Seq(ShardSlice("s", "shard", TrimHorizon, Finished, Nil)))
+    bounded(4 + 1 + 2 + 1 + 1 + 2 + 5 + 4) = 1
+    val noRange = intercept[IllegalArgumentException](KinesisInputPartition.decode(bounded))
+    assert(noRange.getMessage.contains("a slice of shard bounded by a range it does not have"), noRange.getMessage)
+    val absurd = whole.clone()
+    Seq(0, 1, 2).foreach(absurd(_) = 0x7f) // a count of slices far beyond the bytes
+    val count = intercept[IllegalArgumentException](KinesisInputPartition.decode(absurd))
+    assert(count.getMessage.contains(s"with ${whole.length - 4} bytes left"), count.getMessage)
+    val malformed = ShardFetchTask.encode(Seq(ShardFetchOrder("clicks", "shardId-000000000000", Finished, 1L,
+      hashKeyRange = Some(HashKeyRange(BigInt(1), BigInt(2))))))
+    malformed(malformed.length - 6) = 'x' // the hash key range's start, "1", is no longer a number
+    val number = intercept[IllegalArgumentException](ShardFetchTask.decode(malformed))
+    assert(number.getMessage.contains("NumberFormatException"), number.getMessage)
   }
 }
