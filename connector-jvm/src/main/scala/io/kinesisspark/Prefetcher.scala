@@ -458,10 +458,12 @@ final class Prefetcher(
           else addedStreamAt.get(stream).fold[ShardPosition](TrimHorizon)(options.initialPosition.shardPosition(stream, shardId, _))
         created(stream) = createdMillis
         graphs(stream) = graph
-        val ids = graph.shards.map(_.shardId).toSet
-        starts = starts.filterNot { case ((s, shard), _) => s == stream && !ids.contains(shard) }
-        starts = starts ++ graph.shards.iterator.filterNot(s => starts.contains((stream, s.shardId)))
-          .map(s => (stream, s.shardId) -> newShardStart(s.shardId))
+        // Most listings change nothing: the starts are made again only when a shard came or went (at 10,000 shards,
+        // making them again on every listing was most of the lister's CPU in DriverScaleBenchmark).
+        if (starts.keysIterator.exists { case (s, shard) => s == stream && !graph.lists(shard) })
+          starts = starts.filterNot { case ((s, shard), _) => s == stream && !graph.lists(shard) }
+        val added = graph.shards.filterNot(s => starts.contains((stream, s.shardId)))
+        if (added.nonEmpty) starts = starts ++ added.map(s => (stream, s.shardId) -> newShardStart(s.shardId))
         droppedBlocks
       }
       base = starts

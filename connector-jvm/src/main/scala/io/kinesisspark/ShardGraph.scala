@@ -12,6 +12,9 @@ import io.kinesisspark.aws.ShardInfo
  */
 final case class ShardGraph(shards: Seq[ShardInfo]) {
   private val listed: Set[String] = shards.iterator.map(_.shardId).toSet
+
+  /** Whether the shard is among those listed. */
+  def lists(shardId: String): Boolean = listed.contains(shardId)
   private val parents: Map[String, Seq[String]] = shards.iterator.map(s => s.shardId -> s.parentShardIds).toMap
 
   private val children: Map[String, Seq[String]] =

@@ -62,13 +62,16 @@ class ShardListingsSuite extends AnyFunSuite {
     val s0 = shard("shardId-000000000000", 0, Half)
     val s1 = shard("shardId-000000000001", Half + 1, Max)
     assert(listings.listAfter("s").isEmpty, "a stream not listed yet is listed in full")
-    listings.update("s", 1L, Seq(s0, s1))
+    val full = listings.update("s", 1L, Seq(s0, s1)).toOption.get
     assert(listings.listAfter("s").contains("shardId-000000000001"))
-    assert(listings.updateAfter("s", Nil).toOption.get.shards == Seq(s0, s1), "nothing new: the shards known stand")
+    val unchanged = listings.updateAfter("s", Nil).toOption.get
+    assert(unchanged.shards == Seq(s0, s1), "nothing new: the shards known stand")
+    assert(unchanged eq full, "nothing new: the graph made at the full listing stands (the prefetcher keeps its starts)")
     // shardId-000000000001 is split into 2 and 3.
     val s2 = shard("shardId-000000000002", Half + 1, Half + 100, parents = Seq(s1.shardId))
     val s3 = shard("shardId-000000000003", Half + 101, Max, parents = Seq(s1.shardId))
     val graph = listings.updateAfter("s", Seq(s2, s3)).toOption.get
+    assert(listings.updateAfter("s", Nil).toOption.get eq graph)
     assert(graph.shards.map(s => s.shardId -> s.closed) == Seq(s0.shardId -> false, s1.shardId -> true,
       s2.shardId -> false, s3.shardId -> false))
     assert(graph.parentsOf(s3.shardId) == Seq(s1.shardId))
