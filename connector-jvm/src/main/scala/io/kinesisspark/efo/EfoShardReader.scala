@@ -8,7 +8,8 @@ import software.amazon.awssdk.services.kinesis.model.{InvalidArgumentException, 
 import io.kinesisspark.{DataLossPolicy, ShardPosition}
 import io.kinesisspark.ShardPosition.Finished
 import io.kinesisspark.aws.{AwsConnection, HashKeyRange, KinesisApi}
-import io.kinesisspark.fetch.{Deaggregator, FetchLimits, ResumeCheck, ShardFetchOrder, ShardReadBatch, ShardReader, ShardSource}
+import io.kinesisspark.fetch.{Deaggregator, FetchLimits, RecordBlockCodec, ResumeCheck, ShardFetchOrder, ShardReadBatch,
+  ShardReader, ShardSource}
 
 /**
  * Reads one shard by enhanced fan-out: each [[next]] takes one event of the shard's [[ShardSubscription]] (waiting
@@ -98,22 +99,21 @@ final class EfoShardReader(
       case Some(e) =>
         calls += 1
         if (resumeCheck.lossReported(e.records, atTip = e.millisBehindLatest == 0L, _position)) dataLossEvents += 1
-        val records = deaggregator.userRecords(e.records, _position)
-        records.lastOption.foreach(r => _position = r.position)
+        val written = new RecordBlockCodec.Writer(ShardReadBatch.sizeHint(e.records.size))
+        val bytes = deaggregator.userRecords(e.records, _position, written)
+        written.lastPosition.foreach(_position = _)
         lag = Some(e.millisBehindLatest)
         lastEventAt = e.receivedAtMillis
         if (e.endsShard) end()
         // At the tip, unless newer records wait in the queue (then this round takes them too). An event queued
         // before the round began says nothing about records put since.
         val caughtUp = _ended || (e.millisBehindLatest == 0L && !subscription.recordsQueued && fresh)
-        var bytes = 0L
-        e.records.foreach(r => bytes += r.data.length) // not map(...).sum: that boxes every length
-        ShardReadBatch(records, e.millisBehindLatest, _ended, bytes, caughtUp)
+        ShardReadBatch(written, e.millisBehindLatest, _ended, bytes, caughtUp)
       case None if lag.contains(0L) && closedShard && confirmEnd() =>
         end()
-        ShardReadBatch(Vector.empty, 0L, ended = true, 0L, caughtUp = true)
+        ShardReadBatch.empty(0L, ended = true, 0L, caughtUp = true)
       case None if lag.contains(0L) && fresh =>
-        ShardReadBatch(Vector.empty, 0L, ended = false, 0L, caughtUp = true)
+        ShardReadBatch.empty(0L, ended = false, 0L, caughtUp = true)
       case None =>
         ShardReadBatch.Throttled // no event yet: nothing to say about the lag
     }
@@ -144,8 +144,8 @@ final class EfoShardReader(
     calls += reader.calls - callsBefore
     endCheckThrottles += reader.throttles - throttlesBefore
     dataLossEvents += reader.dataLossEvents - lossesBefore
-    endCheck = if (batch.records.isEmpty && !batch.ended) Some(reader) else None
-    batch.ended && batch.records.isEmpty
+    endCheck = if (batch.count == 0 && !batch.ended) Some(reader) else None
+    batch.ended && batch.count == 0
   }
 
   /** Kinesis refused the subscription's starting position; InvalidArgument is how it refuses a sequence number. */

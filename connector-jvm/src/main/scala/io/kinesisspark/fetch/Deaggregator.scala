@@ -2,8 +2,6 @@ package io.kinesisspark.fetch
 
 import java.time.Clock
 
-import scala.collection.mutable
-
 import org.slf4j.LoggerFactory
 
 import io.kinesisspark.ShardPosition
@@ -25,7 +23,7 @@ import io.kinesisspark.kpl.{KplAggregate, KplDecoded}
  *
  * {{{
  *   val deaggregator = new Deaggregator("clicks", "shardId-000000000000", Some(HashKeyRange(0, max)))
- *   deaggregator.userRecords(response.records, after = reader.position)
+ *   val bytes = deaggregator.userRecords(response.records, after = reader.position, new RecordBlockCodec.Writer(4096))
  * }}}
  *
  * @param hashKeyRange the shard's hash keys; `None` skips the check (the same records are returned)
@@ -42,45 +40,49 @@ final class Deaggregator(stream: String, shardId: String, hashKeyRange: Option[H
   private var unreportedOutOfRange = 0L
   private var lastOutOfRangeWarning = Long.MinValue
 
-  /** The records of `fetched` (in shard order) that lie after `after`, aggregates replaced by their user records. */
-  def userRecords(fetched: Seq[FetchedRecord], after: ShardPosition): Vector[KinesisRecord] = {
-    val records = Vector.newBuilder[KinesisRecord]
+  /**
+   * Writes the records of `fetched` (in shard order) that lie after `after` to `out`, aggregates replaced by their
+   * user records; returns the Kinesis records' data bytes, all of them (what the shard's read limits count). One pass
+   * over the response: each record is touched once, while it is at hand (see [[RecordBlockCodec.Writer]]).
+   */
+  def userRecords(fetched: Seq[FetchedRecord], after: ShardPosition, out: RecordBlockCodec.Writer): Long = {
     val it = fetched.iterator
     // A Kinesis record wholly at or before the position need not be decoded: even its last user record is read.
     // A response's records are in sequence order, so once one lies after the position every later one does too:
     // comparing every record's sequence number was 9 % of the fetch threads' CPU in ReadPathBenchmark.
     var reached = false
+    var bytes = 0L
     // A loop, not dropWhile and flatMap: their iterator and array per plain record were a tenth of the fetch
     // threads' allocation in ReadPathBenchmark.
     while (it.hasNext) {
       val r = it.next()
+      bytes += r.data.length
       if (!reached) reached = ShardPosition.isAfter(ShardPosition.AfterRecord(r.sequenceNumber), after)
-      if (reached) split(r, after, records)
+      if (reached) split(r, after, out)
     }
     reportOutOfRange()
-    records.result()
+    bytes
   }
 
-  /** Adds the user records of `r` that lie after `after` to `out`. */
-  private def split(r: FetchedRecord, after: ShardPosition, out: mutable.Builder[KinesisRecord, _]): Unit =
+  /** Writes the user records of `r` that lie after `after` to `out`. */
+  private def split(r: FetchedRecord, after: ShardPosition, out: RecordBlockCodec.Writer): Unit =
     KplAggregate.decode(r.data) match {
       case KplDecoded.NotAggregated =>
-        out += KinesisRecord(r.partitionKey, r.data, r.sequenceNumber, None, r.approximateArrivalMillis)
+        out.add(r.partitionKey, r.data, r.sequenceNumber, hasSub = false, 0L, r.approximateArrivalMillis)
       case KplDecoded.Corrupt(reason) =>
         corruptAggregates += 1
         log.warn(s"Kinesis record $shardId/${r.sequenceNumber} of stream '$stream' starts like a KPL aggregate but " +
           s"is not a valid one ($reason); returning it once as a plain record with its data unchanged")
-        out += KinesisRecord(r.partitionKey, r.data, r.sequenceNumber, None, r.approximateArrivalMillis)
+        out.add(r.partitionKey, r.data, r.sequenceNumber, hasSub = false, 0L, r.approximateArrivalMillis)
       case KplDecoded.Aggregated(users) =>
         var i = 0L // the user record's index: its sub-sequence number
         users.foreach { u =>
-          val sub = Some(i)
-          if (ShardPosition.isAfter(ShardPosition.AfterRecord(r.sequenceNumber, sub), after)) {
+          if (ShardPosition.isAfter(ShardPosition.AfterRecord(r.sequenceNumber, Some(i)), after)) {
             if (hashKeyRange.exists(range => !u.effectiveHashKey.exists(range.contains))) {
               outOfRangeSubRecords += 1
               unreportedOutOfRange += 1
             }
-            out += KinesisRecord(u.partitionKey, u.data, r.sequenceNumber, sub, r.approximateArrivalMillis)
+            out.add(u.partitionKey, u.data, r.sequenceNumber, hasSub = true, i, r.approximateArrivalMillis)
           }
           i += 1
         }

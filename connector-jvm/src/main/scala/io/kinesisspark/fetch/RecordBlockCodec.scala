@@ -5,6 +5,8 @@ import java.nio.charset.StandardCharsets.UTF_8
 
 import scala.annotation.nowarn
 
+import io.kinesisspark.ShardPosition.AfterRecord
+
 /**
  * The bytes of one prefetched block: the records of one shard, in order. A small hand-rolled format (not Java
  * or Kryo serialization) because blocks are written and read on every batch and must stay compact and
@@ -17,7 +19,8 @@ import scala.annotation.nowarn
  *
  * Encoding and decoding were half of the read path's CPU (ReadPathBenchmark, issue 17) with DataOutputStream's
  * writeUTF, a synchronized stream and a copy of every block on each side. Version 2 writes straight into one heap
- * buffer of the block's exact size (stored as is, never copied) and reads from the stored buffer.
+ * array, as the records are de-aggregated ([[Writer]]), trimmed to the segment's exact size and stored as is, and
+ * reads from the stored buffer.
  * Blocks never outlive the query that wrote them, so no older version needs reading.
  *
  * {{{
@@ -34,46 +37,111 @@ object RecordBlockCodec {
 
   /** The records as one block: a heap buffer positioned at 0 whose limit is the block's end. */
   def encode(records: Seq[KinesisRecord]): ByteBuffer = {
-    // Each key in UTF-8 once, to size the block before writing it: String.getBytes copies an ASCII string's bytes in
-    // one go, where a loop over its chars took a fifth of the read path's CPU.
-    val keys = new Array[Array[Byte]](records.size)
-    var size = HeaderBytes.toLong
-    var i = 0
-    val sizing = records.iterator
-    while (sizing.hasNext) {
-      val r = sizing.next()
-      keys(i) = r.partitionKey.getBytes(UTF_8)
-      size += FixedBytesPerRecord + keys(i).length + r.data.length + r.sequenceNumber.length +
-        (if (r.subSequenceNumber.isDefined) 8 else 0)
-      i += 1
-    }
-    require(size <= Int.MaxValue, s"a block of ${records.size} records would take over 2 GB ($size bytes)")
-    if (records.nonEmpty) {
-      requireDecimal(records.head.sequenceNumber)
-      requireDecimal(records.last.sequenceNumber)
-    }
-    val out = ByteBuffer.allocate(size.toInt)
-    out.putInt(Magic).put(FormatVersion).putInt(records.size)
-    i = 0
-    val writing = records.iterator
-    while (writing.hasNext) {
-      val r = writing.next()
-      out.putInt(keys(i).length).put(keys(i))
-      out.putInt(r.data.length).put(r.data)
-      putDigits(r.sequenceNumber, out)
-      r.subSequenceNumber match {
-        case Some(sub) => out.put(1.toByte).putLong(sub)
-        case None      => out.put(0.toByte)
-      }
-      out.putLong(r.approximateArrivalMillis)
-      i += 1
-    }
-    out.flip()
-    out
+    val writer = new Writer(HeaderBytes + 128 * math.min(records.size, 100000))
+    records.foreach(r => writer.add(r.partitionKey, r.data, r.sequenceNumber, r.subSequenceNumber.isDefined,
+      r.subSequenceNumber.getOrElse(0L), r.approximateArrivalMillis))
+    writer.result()
   }
 
   /**
-   * A sequence number's length and characters, one byte each, copied straight into the block (no array of its own:
+   * Writes records into one segment as they come, so a response's records are encoded while the de-aggregation that
+   * makes them has them at hand: made into [[KinesisRecord]]s first and encoded after, each record was touched twice
+   * more, and those touches were most of the fetch threads' CPU in ReadPathBenchmark. Grows as needed (from
+   * `sizeHint` bytes); [[result]] trims it to the records' exact size, which is what the block store counts.
+   *
+   * {{{
+   *   val writer = new RecordBlockCodec.Writer(sizeHint = 4096)
+   *   writer.add("key", data, "49590338271490256608559692538361571095921575989136588898", hasSub = false, 0L, millis)
+   *   val segment: ByteBuffer = writer.result()
+   * }}}
+   */
+  final class Writer(sizeHint: Int) {
+    private var bytes = new Array[Byte](math.max(HeaderBytes + 64, sizeHint))
+    private var at = HeaderBytes
+    private var firstSequence: String = _
+    /** Records written so far. */
+    var count = 0
+    /** The first and last records' arrival times (`Long.MinValue` before any). */
+    var firstArrivalMillis: Long = Long.MinValue
+    var lastArrivalMillis: Long = Long.MinValue
+    private var lastSequenceNumber: String = _
+    private var lastHasSub = false
+    private var lastSub = 0L
+
+    /** The last record's position, if any record was written. */
+    def lastPosition: Option[AfterRecord] =
+      if (count == 0) None else Some(AfterRecord(lastSequenceNumber, if (lastHasSub) Some(lastSub) else None))
+
+    /** Appends a record; `subSequenceNumber` counts only when `hasSub`. */
+    def add(partitionKey: String, data: Array[Byte], sequenceNumber: String, hasSub: Boolean, subSequenceNumber: Long,
+        arrivalMillis: Long): Unit = {
+      val key = partitionKey.getBytes(UTF_8)
+      val size = FixedBytesPerRecord.toLong + key.length + data.length + sequenceNumber.length + (if (hasSub) 8 else 0)
+      ensure(size)
+      // Straight into the array (a ByteBuffer over it per record was an allocation per record).
+      putInt(key.length)
+      System.arraycopy(key, 0, bytes, at, key.length)
+      at += key.length
+      putInt(data.length)
+      System.arraycopy(data, 0, bytes, at, data.length)
+      at += data.length
+      putInt(sequenceNumber.length)
+      copyDigits(sequenceNumber, bytes, at)
+      at += sequenceNumber.length
+      if (hasSub) {
+        bytes(at) = 1
+        at += 1
+        putLong(subSequenceNumber)
+      } else {
+        bytes(at) = 0
+        at += 1
+      }
+      putLong(arrivalMillis)
+      if (count == 0) {
+        firstSequence = sequenceNumber
+        firstArrivalMillis = arrivalMillis
+      }
+      count += 1
+      lastArrivalMillis = arrivalMillis
+      lastSequenceNumber = sequenceNumber
+      lastHasSub = hasSub
+      lastSub = subSequenceNumber
+    }
+
+    private def putInt(v: Int): Unit = {
+      bytes(at) = (v >>> 24).toByte
+      bytes(at + 1) = (v >>> 16).toByte
+      bytes(at + 2) = (v >>> 8).toByte
+      bytes(at + 3) = v.toByte
+      at += 4
+    }
+
+    private def putLong(v: Long): Unit = {
+      putInt((v >>> 32).toInt)
+      putInt(v.toInt)
+    }
+
+    private def ensure(more: Long): Unit = if (at + more > bytes.length) {
+      val needed = at + more
+      require(needed <= Int.MaxValue - 8, s"a block of over 2 GB ($needed bytes after $count records)")
+      bytes = java.util.Arrays.copyOf(bytes, math.min(Int.MaxValue - 8L, math.max(needed, bytes.length * 2L)).toInt)
+    }
+
+    /** The records as one segment: a heap buffer positioned at 0 whose limit is its end, and whose array is its own. */
+    def result(): ByteBuffer = {
+      if (count > 0) {
+        requireDecimal(firstSequence)
+        requireDecimal(lastSequenceNumber)
+      }
+      ByteBuffer.wrap(bytes, 0, HeaderBytes).putInt(Magic).put(FormatVersion).putInt(count)
+      val exact = if (at == bytes.length) bytes else java.util.Arrays.copyOf(bytes, at)
+      bytes = null // one result per writer
+      ByteBuffer.wrap(exact)
+    }
+  }
+
+  /**
+   * A sequence number's characters, one byte each, copied straight into the block (no array of its own:
    * that was a tenth of the fetch threads' allocation in ReadPathBenchmark). A sequence number is decimal digits
    * (the pattern `0|([1-9]\d{0,128})` in the API reference of GetRecords' `Record`), so a byte per character is its
    * UTF-8. Only the first and last of each block are checked ([[requireDecimal]]): checking every byte cost the fetch
@@ -81,12 +149,8 @@ object RecordBlockCodec {
    * source whose sequence numbers are not decimal is refused at its first response.
    */
   @nowarn("cat=deprecation") // String.getBytes(int, int, byte[], int): the one copy of a String's chars into bytes
-  private def putDigits(sequenceNumber: String, out: ByteBuffer): Unit = {
-    val n = sequenceNumber.length
-    out.putInt(n)
-    sequenceNumber.getBytes(0, n, out.array(), out.arrayOffset() + out.position())
-    out.position(out.position() + n)
-  }
+  private def copyDigits(sequenceNumber: String, into: Array[Byte], at: Int): Unit =
+    sequenceNumber.getBytes(0, sequenceNumber.length, into, at)
 
   private def requireDecimal(sequenceNumber: String): Unit = {
     var i = 0

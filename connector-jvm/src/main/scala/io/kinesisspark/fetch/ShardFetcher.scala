@@ -144,37 +144,43 @@ object ShardFetcher {
         lag = Some(batch.millisBehindLatest)
       }
       val to = if (batch.ended) Finished else reader.position
-      if (batch.records.isEmpty) {
-        if (batch.ended) {
-          storePending()
-          ranges += FetchedRange(order.stream, order.shardId, position, Finished, None, 0, 0L)
-          position = Finished
-        }
-      } else {
-        // Records of a shard arrive in order: those up to the cut, then those after it, each a range of their own.
-        val (upToCut, afterCut) = task.arrivalCut.fold((batch.records, Vector.empty[KinesisRecord]))(cut =>
-          batch.records.span(_.approximateArrivalMillis <= cut))
-        val parts = Seq(upToCut, afterCut).filter(_.nonEmpty)
-        parts.zipWithIndex.foreach { case (records, i) => add(records, if (i == parts.size - 1) to else records.last.position) }
+      batch.segment match {
+        case None =>
+          if (batch.ended) {
+            storePending()
+            ranges += FetchedRange(order.stream, order.shardId, position, Finished, None, 0, 0L)
+            position = Finished
+          }
+        case Some(segment) if !straddlesCut(batch) =>
+          add(segment, batch.count, batch.firstArrivalMillis, batch.lastArrivalMillis, to)
+        case Some(_) =>
+          // Records of a shard arrive in order: those up to the cut, then those after it, each a range of their own.
+          // Only the one response that straddles Trigger.AvailableNow's target is decoded and encoded again.
+          val (upToCut, afterCut) = batch.records.span(_.approximateArrivalMillis <= task.arrivalCut.get)
+          Seq(upToCut -> upToCut.last.position, afterCut -> to).foreach { case (records, end) =>
+            add(RecordBlockCodec.encode(records), records.size, records.head.approximateArrivalMillis,
+              records.last.approximateArrivalMillis, end)
+          }
       }
-      if (task.arrivalCut.exists(cut => batch.records.lastOption.exists(_.approximateArrivalMillis > cut))) pastCut = true
+      if (task.arrivalCut.exists(cut => batch.count > 0 && batch.lastArrivalMillis > cut)) pastCut = true
     }
 
+    /** Whether the batch holds records from both sides of Trigger.AvailableNow's target. */
+    private def straddlesCut(batch: ShardReadBatch): Boolean =
+      task.arrivalCut.exists(cut => batch.firstArrivalMillis <= cut && cut < batch.lastArrivalMillis)
+
     /**
-     * `records` (after `position`, up to `to`) as a range of their own, whose segment waits to be stored. Ranges stay
-     * one per response: a batch takes whole ranges, so they are what `maxRecordsPerTrigger` and the other read limits
-     * count in.
+     * A response's records (after `position`, up to `to`, encoded as `segment`) as a range of their own, whose segment
+     * waits to be stored. Ranges stay one per response: a batch takes whole ranges, so they are what
+     * `maxRecordsPerTrigger` and the other read limits count in.
      */
-    private def add(records: Vector[KinesisRecord], to: ShardPosition): Unit = {
-      val segment = try RecordBlockCodec.encode(records) catch {
-        case e: IllegalArgumentException => // what the encoder refuses, with the shard it came from
-          throw new IllegalArgumentException(s"stream '${order.stream}', ${order.shardId}: ${e.getMessage}", e)
-      }
+    private def add(segment: java.nio.ByteBuffer, count: Int, firstArrivalMillis: Long, lastArrivalMillis: Long,
+        to: ShardPosition): Unit = {
       // What the records take in the block is what the buffer holds of them (and one more pass over a response's
       // records, to estimate it from their fields, was 7 % of the fetch threads' CPU in ReadPathBenchmark).
       val recordBytes = segment.remaining().toLong
-      pending += FetchedRange(order.stream, order.shardId, position, to, None, records.size, recordBytes,
-        records.head.approximateArrivalMillis, records.last.approximateArrivalMillis) -> segment
+      pending += FetchedRange(order.stream, order.shardId, position, to, None, count, recordBytes, firstArrivalMillis,
+        lastArrivalMillis) -> segment
       unstored += segment.remaining()
       bytes += recordBytes
       position = to

@@ -127,9 +127,10 @@ final class ShardReader(
       transientBackoff.succeeded()
       recordsPerCall = math.min(limits.maxRecordsPerFetch, recordsPerCall + math.max(1, limits.maxRecordsPerFetch / 10))
 
+      if (resumeCheck.lossReported(result.records, atTip = result.millisBehindLatest == 0L, _position)) dataLossEvents += 1
+      val written = new RecordBlockCodec.Writer(ShardReadBatch.sizeHint(result.records.size))
       // Rate limits are about what Kinesis sends: the aggregates' bytes, not the user records'.
-      var bytes = 0L
-      result.records.foreach(r => bytes += r.data.length) // not map(...).sum: that boxes every length
+      val bytes = deaggregator.userRecords(result.records, _position, written)
       val byteBudgetMs = if (limits.maxFetchRateBytesPerSec.isInfinite) 0L else (bytes * 1000 / limits.maxFetchRateBytesPerSec).toLong
       val penaltyMs = if (bytes >= LargeResponseBytes) LargeResponsePenaltyMs else 0L
       // Never a sixth call within one second of five others, whatever the period: Kinesis counts on its own
@@ -137,15 +138,17 @@ final class ShardReader(
       val windowMs = if (recentCalls.size < CallsPerSecond) Long.MinValue else recentCalls.head + 1000L + WindowMarginMs
       _readyAt = math.max(windowMs, started + math.max(limits.minFetchPeriodMs, math.max(byteBudgetMs, penaltyMs)))
 
-      if (resumeCheck.lossReported(result.records, atTip = result.millisBehindLatest == 0L, _position)) dataLossEvents += 1
-      val records = deaggregator.userRecords(result.records, _position)
-      records.lastOption.foreach(r => _position = r.position)
+      written.lastPosition.foreach(_position = _)
       iterator = result.nextIterator
       _ended = result.nextIterator.isEmpty
       // Caught up: the shard ended, or a response that did not fill the request came with no lag. A full
       // response says nothing: MillisBehindLatest can be 0 while more records from the same put follow.
       val caughtUp = _ended || (result.millisBehindLatest == 0L && result.records.size < asked)
-      ShardReadBatch(records, result.millisBehindLatest, _ended, bytes, caughtUp)
+      try ShardReadBatch(written, result.millisBehindLatest, _ended, bytes, caughtUp)
+      catch {
+        case e: IllegalArgumentException => // what the encoding refuses, with the shard it came from
+          throw new IllegalArgumentException(s"stream '$stream', $shardId: ${e.getMessage}", e)
+      }
     } catch {
       case e: StreamNotFoundException =>
         streamReplaced(s"the stream was deleted while the shard was read (${e.getMessage})")
@@ -166,7 +169,7 @@ final class ShardReader(
           s"expired unread (${e.detail})")
         dataLossEvents += 1
         _ended = true
-        ShardReadBatch(Vector.empty, 0L, ended = true, bytes = 0L, caughtUp = true)
+        ShardReadBatch.empty(0L, ended = true, bytes = 0L, caughtUp = true)
       case e: PositionInFutureException =>
         // Nothing at or after the start time exists yet: the shard is caught up, and is asked again in a moment.
         if (!futureStartLogged) {
@@ -174,7 +177,7 @@ final class ShardReader(
           log.info(s"${e.getMessage}; asking again every ${FutureStartRetryMs}ms until Kinesis's clock reaches it")
         }
         _readyAt = clock.millis() + FutureStartRetryMs
-        ShardReadBatch(Vector.empty, 0L, ended = false, bytes = 0L, caughtUp = true)
+        ShardReadBatch.empty(0L, ended = false, bytes = 0L, caughtUp = true)
       case e: Exception if ErrorClassifier.isThrottling(e) =>
         // The shard's read limits (ProvisionedThroughputExceeded), GetShardIterator's or a KMS key's quota.
         throttles += 1
@@ -248,19 +251,56 @@ object ShardReader {
 }
 
 /**
- * What one GetRecords call gave: records after the reader's previous position, lag, whether the shard ended,
- * and whether the reader is caught up with the shard's tip.
+ * What one GetRecords call (or enhanced fan-out event) gave: the records after the reader's previous position, lag,
+ * whether the shard ended, and whether the reader is caught up with the shard's tip. The records come encoded, as one
+ * segment of a block ([[RecordBlockCodec]]), written while they were de-aggregated: the prefetcher stores the segment
+ * as it is, and [[records]] decodes it for the few that need the records themselves (re-reads, tests).
+ *
+ * {{{
+ *   val batch = reader.next()
+ *   batch.segment.foreach(store); batch.lastPosition  // or batch.records
+ * }}}
+ *
+ * @param segment the records, `None` when there are none
+ * @param count   how many records
+ * @param bytes   the data bytes of the Kinesis records the call returned (what the shard's read limits count)
  */
-final case class ShardReadBatch(
-    records: Vector[KinesisRecord],
-    millisBehindLatest: Long,
-    ended: Boolean,
-    bytes: Long,
-    caughtUp: Boolean)
+final class ShardReadBatch private (
+    val segment: Option[java.nio.ByteBuffer],
+    val count: Int,
+    val firstArrivalMillis: Long,
+    val lastArrivalMillis: Long,
+    val lastPosition: Option[ShardPosition.AfterRecord],
+    val millisBehindLatest: Long,
+    val ended: Boolean,
+    val bytes: Long,
+    val caughtUp: Boolean) {
+
+  /** The records, decoded from the segment. */
+  lazy val records: Vector[KinesisRecord] =
+    segment.fold(Vector.empty[KinesisRecord])(RecordBlockCodec.decode(_).toVector)
+
+  override def toString: String = s"ShardReadBatch($count records up to ${lastPosition.getOrElse("-")}, " +
+    s"$millisBehindLatest ms behind, ended $ended, $bytes bytes, caught up $caughtUp)"
+}
 
 object ShardReadBatch {
+  /** The records `written` holds (none, when it holds none). */
+  def apply(written: RecordBlockCodec.Writer, millisBehindLatest: Long, ended: Boolean, bytes: Long,
+      caughtUp: Boolean): ShardReadBatch =
+    if (written.count == 0) empty(millisBehindLatest, ended, bytes, caughtUp)
+    else new ShardReadBatch(Some(written.result()), written.count, written.firstArrivalMillis,
+      written.lastArrivalMillis, written.lastPosition, millisBehindLatest, ended, bytes, caughtUp)
+
+  /** No records. */
+  def empty(millisBehindLatest: Long, ended: Boolean, bytes: Long, caughtUp: Boolean): ShardReadBatch =
+    new ShardReadBatch(None, 0, Long.MinValue, Long.MinValue, None, millisBehindLatest, ended, bytes, caughtUp)
+
   /** A call that was throttled or failed transiently: nothing read, and not caught up. */
-  val Throttled: ShardReadBatch = ShardReadBatch(Vector.empty, Long.MaxValue, ended = false, 0L, caughtUp = false)
+  val Throttled: ShardReadBatch = empty(Long.MaxValue, ended = false, 0L, caughtUp = false)
+
+  /** What a response's records are likely to take encoded, to start a writer with (it grows past it). */
+  def sizeHint(kinesisRecords: Int): Int = 64 + math.min(kinesisRecords, 10000) * 192
 }
 
 /** The stream a reader read was deleted and created again under the same name. */

@@ -18,6 +18,30 @@ class RecordBlockCodecSuite extends AnyFunSuite {
     }
   }
 
+  test("a writer fed record by record makes the bytes encode makes, trimmed to size however far it grew") {
+    val records = Seq(
+      KinesisRecord("k1", Array[Byte](0, -1, 127, -128), "4959", None, 1700000000123L),
+      KinesisRecord("ключ-✓-\uD83D\uDE00", Array.emptyByteArray, "4960", Some(0L), 0L),
+      KinesisRecord("k3", Array.fill(100000)(7.toByte), "4960", Some(41L), Long.MaxValue))
+    for (hint <- Seq(0, 16, 1 << 20)) {
+      val writer = new RecordBlockCodec.Writer(hint)
+      assert(writer.lastPosition.isEmpty && writer.count == 0)
+      records.foreach(r => writer.add(r.partitionKey, r.data, r.sequenceNumber, r.subSequenceNumber.isDefined,
+        r.subSequenceNumber.getOrElse(-5L), r.approximateArrivalMillis))
+      assert(writer.count == 3 && writer.lastPosition.contains(records.last.position))
+      assert(writer.firstArrivalMillis == 1700000000123L && writer.lastArrivalMillis == Long.MaxValue)
+      val segment = writer.result()
+      val encoded = RecordBlockCodec.encode(records)
+      assert(segment == encoded, s"size hint $hint")
+      assert(segment.position() == 0 && segment.capacity() == encoded.capacity(), "exactly the records' size")
+    }
+    val empty = new RecordBlockCodec.Writer(64).result()
+    assert(empty == RecordBlockCodec.encode(Nil) && RecordBlockCodec.decode(empty).isEmpty)
+    val bad = new RecordBlockCodec.Writer(64)
+    bad.add("k", Array.emptyByteArray, "12a", hasSub = false, 0L, 0L)
+    assert(intercept[IllegalArgumentException](bad.result()).getMessage.contains("not a Kinesis sequence number: '12a'"))
+  }
+
   test("a block is exactly as large as its records, whatever their keys' alphabet") {
     val ascii = KinesisRecord("key", Array[Byte](1, 2, 3), "49590000000000000000000000000000000000000000000000000001", None, 1L)
     val wide = ascii.copy(partitionKey = "ключ-✓-\uD83D\uDE00") // 2-, 3- and 4-byte UTF-8
