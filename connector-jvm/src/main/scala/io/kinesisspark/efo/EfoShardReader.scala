@@ -8,8 +8,8 @@ import software.amazon.awssdk.services.kinesis.model.{InvalidArgumentException, 
 import io.kinesisspark.{DataLossPolicy, ShardPosition}
 import io.kinesisspark.ShardPosition.Finished
 import io.kinesisspark.aws.{AwsConnection, HashKeyRange, KinesisApi}
-import io.kinesisspark.fetch.{Deaggregator, FetchLimits, RecordBlockCodec, ResumeCheck, ShardFetchOrder, ShardReadBatch,
-  ShardReader, ShardSource}
+import io.kinesisspark.fetch.{Deaggregator, FetchLimits, ResumeCheck, ShardFetchOrder, ShardReadBatch, ShardReader,
+  ShardSource}
 
 /**
  * Reads one shard by enhanced fan-out: each [[next]] takes one event of the shard's [[ShardSubscription]] (waiting
@@ -99,7 +99,7 @@ final class EfoShardReader(
       case Some(e) =>
         calls += 1
         if (resumeCheck.lossReported(e.records, atTip = e.millisBehindLatest == 0L, _position)) dataLossEvents += 1
-        val written = new RecordBlockCodec.Writer(ShardReadBatch.sizeHint(e.records.size))
+        val written = deaggregator.writerFor(e.records)
         val bytes = deaggregator.userRecords(e.records, _position, written)
         written.lastPosition.foreach(_position = _)
         lag = Some(e.millisBehindLatest)

@@ -9,9 +9,9 @@ import io.kinesisspark.aws.{FetchedRecord, HashKeyRange}
 import io.kinesisspark.kpl.{KplAggregate, KplDecoded}
 
 /**
- * Turns the Kinesis records of one shard into the records the source returns: a KPL aggregate becomes its user
- * records (sub-sequence numbers 0, 1, ...), anything else stays one record. Only records after a position are
- * returned, so reading resumes inside an aggregate at the next user record.
+ * Turns the Kinesis records of one shard into the records the source returns, written into a block segment: a KPL
+ * aggregate becomes its user records (sub-sequence numbers 0, 1, ...), anything else stays one record. Only records
+ * after a position are written, so reading resumes inside an aggregate at the next user record.
  *
  * Nothing is dropped:
  *  - a user record whose hash key lies outside `hashKeyRange` is returned all the same (the aggregate was stored
@@ -23,7 +23,8 @@ import io.kinesisspark.kpl.{KplAggregate, KplDecoded}
  *
  * {{{
  *   val deaggregator = new Deaggregator("clicks", "shardId-000000000000", Some(HashKeyRange(0, max)))
- *   val bytes = deaggregator.userRecords(response.records, after = reader.position, new RecordBlockCodec.Writer(4096))
+ *   val written = deaggregator.writerFor(response.records)
+ *   val bytes = deaggregator.userRecords(response.records, after = reader.position, written)
  * }}}
  *
  * @param hashKeyRange the shard's hash keys; `None` skips the check (the same records are returned)
@@ -39,6 +40,15 @@ final class Deaggregator(stream: String, shardId: String, hashKeyRange: Option[H
 
   private var unreportedOutOfRange = 0L
   private var lastOutOfRangeWarning = Long.MinValue
+
+  // Encoded bytes per Kinesis record of the responses so far: sizes the next response's writer, so that it is
+  // allocated once and trimmed once, rather than doubled from a guess (records of 1 MB) or far too large (of 10 bytes).
+  private var encodedBytesPerRecord = 192.0
+
+  /** A writer for the user records of `fetched`, sized from the responses before it; see [[userRecords]]. */
+  def writerFor(fetched: Seq[FetchedRecord]): RecordBlockCodec.Writer =
+    new RecordBlockCodec.Writer(math.min(Int.MaxValue - 8L, 64L + (fetched.size * encodedBytesPerRecord * 1.1).toLong)
+      .toInt, s"stream '$stream', $shardId")
 
   /**
    * Writes the records of `fetched` (in shard order) that lie after `after` to `out`, aggregates replaced by their
@@ -61,6 +71,7 @@ final class Deaggregator(stream: String, shardId: String, hashKeyRange: Option[H
       if (reached) split(r, after, out)
     }
     reportOutOfRange()
+    if (fetched.nonEmpty && out.count > 0) encodedBytesPerRecord = out.size.toDouble / fetched.size
     bytes
   }
 

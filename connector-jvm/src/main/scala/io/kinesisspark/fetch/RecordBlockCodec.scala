@@ -36,8 +36,8 @@ object RecordBlockCodec {
   private val FixedBytesPerRecord = 4 * 3 + 1 + 8
 
   /** The records as one block: a heap buffer positioned at 0 whose limit is the block's end. */
-  def encode(records: Seq[KinesisRecord]): ByteBuffer = {
-    val writer = new Writer(HeaderBytes + 128 * math.min(records.size, 100000))
+  def encode(records: Seq[KinesisRecord], source: String = ""): ByteBuffer = {
+    val writer = new Writer(HeaderBytes + 128 * math.min(records.size, 100000), source)
     records.foreach(r => writer.add(r.partitionKey, r.data, r.sequenceNumber, r.subSequenceNumber.isDefined,
       r.subSequenceNumber.getOrElse(0L), r.approximateArrivalMillis))
     writer.result()
@@ -50,31 +50,45 @@ object RecordBlockCodec {
    * `sizeHint` bytes); [[result]] trims it to the records' exact size, which is what the block store counts.
    *
    * {{{
-   *   val writer = new RecordBlockCodec.Writer(sizeHint = 4096)
+   *   val writer = new RecordBlockCodec.Writer(sizeHint = 4096, source = "stream 'clicks', shardId-000000000000")
    *   writer.add("key", data, "49590338271490256608559692538361571095921575989136588898", hasSub = false, 0L, millis)
    *   val segment: ByteBuffer = writer.result()
    * }}}
+   *
+   * @param source where the records come from, for the error that refuses them
    */
-  final class Writer(sizeHint: Int) {
+  final class Writer(sizeHint: Int, source: String = "") {
     private var bytes = new Array[Byte](math.max(HeaderBytes + 64, sizeHint))
     private var at = HeaderBytes
-    private var firstSequence: String = _
-    /** Records written so far. */
-    var count = 0
-    /** The first and last records' arrival times (`Long.MinValue` before any). */
-    var firstArrivalMillis: Long = Long.MinValue
-    var lastArrivalMillis: Long = Long.MinValue
+    private var records = 0
+    private var firstArrival = Long.MinValue
+    private var lastArrival = Long.MinValue
+    private var maxArrival = Long.MinValue
+    private var firstSequenceNumber: String = _
     private var lastSequenceNumber: String = _
     private var lastHasSub = false
     private var lastSub = 0L
 
+    /** Records written so far. */
+    def count: Int = records
+    /** Bytes written so far, the header's included. */
+    def size: Int = at
+    /**
+     * The first, last and latest records' arrival times (`Long.MinValue` before any). Kinesis's arrival times may be
+     * out of order within a shard, so the latest need not be the last's.
+     */
+    def firstArrivalMillis: Long = firstArrival
+    def lastArrivalMillis: Long = lastArrival
+    def maxArrivalMillis: Long = maxArrival
+
     /** The last record's position, if any record was written. */
     def lastPosition: Option[AfterRecord] =
-      if (count == 0) None else Some(AfterRecord(lastSequenceNumber, if (lastHasSub) Some(lastSub) else None))
+      if (records == 0) None else Some(AfterRecord(lastSequenceNumber, if (lastHasSub) Some(lastSub) else None))
 
     /** Appends a record; `subSequenceNumber` counts only when `hasSub`. */
     def add(partitionKey: String, data: Array[Byte], sequenceNumber: String, hasSub: Boolean, subSequenceNumber: Long,
         arrivalMillis: Long): Unit = {
+      require(bytes != null, "a record block writer takes no record after its result")
       val key = partitionKey.getBytes(UTF_8)
       val size = FixedBytesPerRecord.toLong + key.length + data.length + sequenceNumber.length + (if (hasSub) 8 else 0)
       ensure(size)
@@ -97,16 +111,19 @@ object RecordBlockCodec {
         at += 1
       }
       putLong(arrivalMillis)
-      if (count == 0) {
-        firstSequence = sequenceNumber
-        firstArrivalMillis = arrivalMillis
+      if (records == 0) {
+        firstSequenceNumber = sequenceNumber
+        firstArrival = arrivalMillis
       }
-      count += 1
-      lastArrivalMillis = arrivalMillis
+      records += 1
+      lastArrival = arrivalMillis
+      maxArrival = math.max(maxArrival, arrivalMillis)
       lastSequenceNumber = sequenceNumber
       lastHasSub = hasSub
       lastSub = subSequenceNumber
     }
+
+    private def prefix = if (source.isEmpty) "" else s"$source: "
 
     private def putInt(v: Int): Unit = {
       bytes(at) = (v >>> 24).toByte
@@ -123,17 +140,18 @@ object RecordBlockCodec {
 
     private def ensure(more: Long): Unit = if (at + more > bytes.length) {
       val needed = at + more
-      require(needed <= Int.MaxValue - 8, s"a block of over 2 GB ($needed bytes after $count records)")
+      require(needed <= Int.MaxValue - 8, s"${prefix}a block of over 2 GB ($needed bytes after $records records)")
       bytes = java.util.Arrays.copyOf(bytes, math.min(Int.MaxValue - 8L, math.max(needed, bytes.length * 2L)).toInt)
     }
 
     /** The records as one segment: a heap buffer positioned at 0 whose limit is its end, and whose array is its own. */
     def result(): ByteBuffer = {
-      if (count > 0) {
-        requireDecimal(firstSequence)
-        requireDecimal(lastSequenceNumber)
+      require(bytes != null, "a record block writer gives one result")
+      if (records > 0) {
+        requireDecimal(firstSequenceNumber, prefix)
+        requireDecimal(lastSequenceNumber, prefix)
       }
-      ByteBuffer.wrap(bytes, 0, HeaderBytes).putInt(Magic).put(FormatVersion).putInt(count)
+      ByteBuffer.wrap(bytes, 0, HeaderBytes).putInt(Magic).put(FormatVersion).putInt(records)
       val exact = if (at == bytes.length) bytes else java.util.Arrays.copyOf(bytes, at)
       bytes = null // one result per writer
       ByteBuffer.wrap(exact)
@@ -152,12 +170,12 @@ object RecordBlockCodec {
   private def copyDigits(sequenceNumber: String, into: Array[Byte], at: Int): Unit =
     sequenceNumber.getBytes(0, sequenceNumber.length, into, at)
 
-  private def requireDecimal(sequenceNumber: String): Unit = {
+  private def requireDecimal(sequenceNumber: String, prefix: String): Unit = {
     var i = 0
     while (i < sequenceNumber.length && sequenceNumber.charAt(i) >= '0' && sequenceNumber.charAt(i) <= '9') i += 1
     if (sequenceNumber.isEmpty || i < sequenceNumber.length)
-      throw new IllegalArgumentException(s"not a Kinesis sequence number: '$sequenceNumber' (Kinesis's are decimal " +
-        "digits)")
+      throw new IllegalArgumentException(s"${prefix}not a Kinesis sequence number: '$sequenceNumber' (Kinesis's are " +
+        "decimal digits)")
   }
 
   /** The records of a block, read lazily from `block` (which is not modified). */

@@ -158,20 +158,23 @@ object ShardFetcher {
           // Only the one response that straddles Trigger.AvailableNow's target is decoded and encoded again.
           val (upToCut, afterCut) = batch.records.span(_.approximateArrivalMillis <= task.arrivalCut.get)
           Seq(upToCut -> upToCut.last.position, afterCut -> to).foreach { case (records, end) =>
-            add(RecordBlockCodec.encode(records), records.size, records.head.approximateArrivalMillis,
-              records.last.approximateArrivalMillis, end)
+            val segment = RecordBlockCodec.encode(records, s"stream '${order.stream}', ${order.shardId}")
+            add(segment, records.size, records.head.approximateArrivalMillis, records.last.approximateArrivalMillis, end)
           }
       }
       if (task.arrivalCut.exists(cut => batch.count > 0 && batch.lastArrivalMillis > cut)) pastCut = true
     }
 
-    /** Whether the batch holds records from both sides of Trigger.AvailableNow's target. */
+    /**
+     * Whether the batch must be split at Trigger.AvailableNow's target: its first record arrived by then and a later
+     * one after it (then the records up to the first of those, and the rest, are two ranges; both hold records).
+     */
     private def straddlesCut(batch: ShardReadBatch): Boolean =
-      task.arrivalCut.exists(cut => batch.firstArrivalMillis <= cut && cut < batch.lastArrivalMillis)
+      task.arrivalCut.exists(cut => batch.firstArrivalMillis <= cut && cut < batch.maxArrivalMillis)
 
     /**
-     * A response's records (after `position`, up to `to`, encoded as `segment`) as a range of their own, whose segment
-     * waits to be stored. Ranges stay one per response: a batch takes whole ranges, so they are what
+     * Records of a response (after `position`, up to `to`, encoded as `segment`) as a range of their own, whose
+     * segment waits to be stored. Ranges stay one per response: a batch takes whole ranges, so they are what
      * `maxRecordsPerTrigger` and the other read limits count in.
      */
     private def add(segment: java.nio.ByteBuffer, count: Int, firstArrivalMillis: Long, lastArrivalMillis: Long,

@@ -128,7 +128,7 @@ final class ShardReader(
       recordsPerCall = math.min(limits.maxRecordsPerFetch, recordsPerCall + math.max(1, limits.maxRecordsPerFetch / 10))
 
       if (resumeCheck.lossReported(result.records, atTip = result.millisBehindLatest == 0L, _position)) dataLossEvents += 1
-      val written = new RecordBlockCodec.Writer(ShardReadBatch.sizeHint(result.records.size))
+      val written = deaggregator.writerFor(result.records)
       // Rate limits are about what Kinesis sends: the aggregates' bytes, not the user records'.
       val bytes = deaggregator.userRecords(result.records, _position, written)
       val byteBudgetMs = if (limits.maxFetchRateBytesPerSec.isInfinite) 0L else (bytes * 1000 / limits.maxFetchRateBytesPerSec).toLong
@@ -144,11 +144,7 @@ final class ShardReader(
       // Caught up: the shard ended, or a response that did not fill the request came with no lag. A full
       // response says nothing: MillisBehindLatest can be 0 while more records from the same put follow.
       val caughtUp = _ended || (result.millisBehindLatest == 0L && result.records.size < asked)
-      try ShardReadBatch(written, result.millisBehindLatest, _ended, bytes, caughtUp)
-      catch {
-        case e: IllegalArgumentException => // what the encoding refuses, with the shard it came from
-          throw new IllegalArgumentException(s"stream '$stream', $shardId: ${e.getMessage}", e)
-      }
+      ShardReadBatch(written, result.millisBehindLatest, _ended, bytes, caughtUp)
     } catch {
       case e: StreamNotFoundException =>
         streamReplaced(s"the stream was deleted while the shard was read (${e.getMessage})")
@@ -263,6 +259,7 @@ object ShardReader {
  *
  * @param segment the records, `None` when there are none
  * @param count   how many records
+ * @param maxArrivalMillis the latest arrival among them (Kinesis's arrival times may be out of order in a shard)
  * @param bytes   the data bytes of the Kinesis records the call returned (what the shard's read limits count)
  */
 final class ShardReadBatch private (
@@ -270,6 +267,7 @@ final class ShardReadBatch private (
     val count: Int,
     val firstArrivalMillis: Long,
     val lastArrivalMillis: Long,
+    val maxArrivalMillis: Long,
     val lastPosition: Option[ShardPosition.AfterRecord],
     val millisBehindLatest: Long,
     val ended: Boolean,
@@ -290,17 +288,16 @@ object ShardReadBatch {
       caughtUp: Boolean): ShardReadBatch =
     if (written.count == 0) empty(millisBehindLatest, ended, bytes, caughtUp)
     else new ShardReadBatch(Some(written.result()), written.count, written.firstArrivalMillis,
-      written.lastArrivalMillis, written.lastPosition, millisBehindLatest, ended, bytes, caughtUp)
+      written.lastArrivalMillis, written.maxArrivalMillis, written.lastPosition, millisBehindLatest, ended, bytes,
+      caughtUp)
 
   /** No records. */
   def empty(millisBehindLatest: Long, ended: Boolean, bytes: Long, caughtUp: Boolean): ShardReadBatch =
-    new ShardReadBatch(None, 0, Long.MinValue, Long.MinValue, None, millisBehindLatest, ended, bytes, caughtUp)
+    new ShardReadBatch(None, 0, Long.MinValue, Long.MinValue, Long.MinValue, None, millisBehindLatest, ended, bytes,
+      caughtUp)
 
   /** A call that was throttled or failed transiently: nothing read, and not caught up. */
   val Throttled: ShardReadBatch = empty(Long.MaxValue, ended = false, 0L, caughtUp = false)
-
-  /** What a response's records are likely to take encoded, to start a writer with (it grows past it). */
-  def sizeHint(kinesisRecords: Int): Int = 64 + math.min(kinesisRecords, 10000) * 192
 }
 
 /** The stream a reader read was deleted and created again under the same name. */

@@ -31,7 +31,7 @@ object BlockRowsBenchmark {
         KinesisRecord(s"k${i % 64}", data, f"4965$b%08d${"0" * 32}$i%012d", None, 1700000000000L + i)
       }
     }
-    val encoded = blocks.map(RecordBlockCodec.encode)
+    val encoded = blocks.map(RecordBlockCodec.encode(_))
     val schema = KinesisRecordSchema.Databricks
     val stream = UTF8String.fromString("read-path")
     val shard = UTF8String.fromString("shardId-000000000000")

@@ -37,9 +37,16 @@ class RecordBlockCodecSuite extends AnyFunSuite {
     }
     val empty = new RecordBlockCodec.Writer(64).result()
     assert(empty == RecordBlockCodec.encode(Nil) && RecordBlockCodec.decode(empty).isEmpty)
-    val bad = new RecordBlockCodec.Writer(64)
+    // Both shard readers take their writer from their de-aggregator, which names the shard in what it refuses.
+    val bad = new Deaggregator("clicks", "shardId-000000000007", None).writerFor(Nil)
     bad.add("k", Array.emptyByteArray, "12a", hasSub = false, 0L, 0L)
-    assert(intercept[IllegalArgumentException](bad.result()).getMessage.contains("not a Kinesis sequence number: '12a'"))
+    val refused = intercept[IllegalArgumentException](bad.result()).getMessage
+    assert(refused.startsWith("stream 'clicks', shardId-000000000007: not a Kinesis sequence number: '12a'"), refused)
+    val done = new RecordBlockCodec.Writer(64)
+    done.result()
+    assert(intercept[IllegalArgumentException](done.result()).getMessage.contains("one result"))
+    assert(intercept[IllegalArgumentException](done.add("k", Array.emptyByteArray, "1", hasSub = false, 0L, 0L))
+      .getMessage.contains("no record after its result"))
   }
 
   test("a block is exactly as large as its records, whatever their keys' alphabet") {
@@ -79,7 +86,7 @@ class RecordBlockCodecSuite extends AnyFunSuite {
 
   test("a range's segment is found in a block's chunks, whether stored one per segment or received as one buffer") {
     val segments = Seq(Seq(KinesisRecord("a", Array[Byte](1), "1", None, 5L), KinesisRecord("b", Array[Byte](2), "2", Some(3L), 6L)),
-      Seq(KinesisRecord("c", Array[Byte](3), "3", None, 7L))).map(RecordBlockCodec.encode)
+      Seq(KinesisRecord("c", Array[Byte](3), "3", None, 7L))).map(RecordBlockCodec.encode(_))
     val joined = ByteBuffer.allocate(segments.map(_.remaining()).sum)
     segments.foreach(c => joined.put(c.duplicate()))
     joined.flip()

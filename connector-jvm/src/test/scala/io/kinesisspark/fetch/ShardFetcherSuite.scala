@@ -182,4 +182,16 @@ class ShardFetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
       BlockStoreBridge.removeAll(t.streamId)
     }
   }
+
+  test("a record that arrived after the cut starts a range of its own, though records after it arrived before") {
+    // Kinesis's arrival times may be out of order within a shard: 1000, 1010, 1002, 1003, 1004, cut at 1005.
+    val api = new FakeKinesisApi(); api.add("shard-0", 5)
+    val records = api.shards("shard-0")
+    records(1) = records(1).copy(approximateArrivalMillis = 1010L)
+    val t = task(1).copy(arrivalCut = Some(1005L))
+    val ranges = ShardFetcher.fetch(t, api, attempt = 0).head.ranges
+    assert(ranges.map(r => (r.records, r.firstArrivalMillis, r.lastArrivalMillis)) ==
+      Seq((1, 1000L, 1000L), (4, 1010L, 1004L)), ranges)
+    BlockStoreBridge.removeAll(t.streamId)
+  }
 }
