@@ -78,4 +78,29 @@ class BatchEndPlannerSuite extends AnyFunSuite {
     val start = KinesisSourceOffset(Map("s" -> Map("a" -> TrimHorizon, "b" -> TrimHorizon)), Map("s" -> 42L))
     assert(BatchEndPlanner.plan(start, Set.empty, (_, _) => Nil, (_, _, _) => Nil, Budget.Unbounded).created == Map("s" -> 42L))
   }
+
+  test("without a limit, the end is the one a limit nothing reaches gives: parents, fresh and finished shards alike") {
+    // The unbounded plan takes a shortcut (no turns, no sorting); it must end every shard where taking turns would.
+    val ranges = Map(
+      "p" -> Seq(FetchedRange("s", "p", AfterRecord("3"), Finished, None, 5, 50)),
+      "c" -> chain("c", Seq(7, 8)),
+      "d" -> chain("d", Seq(4)),
+      "e" -> chain("e", Seq(1, 2, 3)),
+      "f" -> Seq(FetchedRange("s", "f", TrimHorizon, AfterRecord("9"), None, 0, 0)))
+    val start = KinesisSourceOffset(Map("s" -> Map("p" -> AfterRecord("3"), "c" -> TrimHorizon, "d" -> TrimHorizon,
+      "e" -> AfterRecord("1"), "f" -> TrimHorizon, "g" -> Finished, "h" -> TrimHorizon)), Map("s" -> 7L))
+    val parents = Map("c" -> Seq("p"))
+    val unlimited = Budget(Some(Long.MaxValue), Some(Long.MaxValue))
+    val expected = Map("p" -> Finished, "c" -> TrimHorizon, "d" -> TrimHorizon, "e" -> AfterRecord("3"),
+      "f" -> AfterRecord("9"), "g" -> Finished, "h" -> TrimHorizon)
+    assert(plan(start, unlimited, parents, ranges, fresh = Set("d")) == expected)
+    assert(plan(start, Budget.Unbounded, parents, ranges, fresh = Set("d")) == expected)
+    val finished = KinesisSourceOffset(Map("s" -> expected))
+    assert(plan(finished, Budget.Unbounded, parents, ranges) == plan(finished, unlimited, parents, ranges))
+    assert(plan(finished, Budget.Unbounded, parents, ranges)("c") == AfterRecord("8"))
+    // A stream nothing moved in keeps its very map.
+    val idle = KinesisSourceOffset(Map("s" -> Map("g" -> Finished, "h" -> TrimHorizon)))
+    assert(BatchEndPlanner.plan(idle, Set.empty, (_, _) => Nil, (_, _, _) => Nil, Budget.Unbounded).streams("s") eq
+      idle.streams("s"))
+  }
 }
