@@ -3,7 +3,7 @@ package io.kinesisspark
 import scala.collection.compat._
 import scala.collection.mutable
 
-import io.kinesisspark.fetch.FetchedRange
+import io.kinesisspark.fetch.{BlockRef, FetchedRange}
 
 /** One shard's part of a batch: records in (`from`, `to`], with the buffered ranges that hold them, if any. */
 final case class ShardSlice(stream: String, shardId: String, from: ShardPosition, to: ShardPosition, ranges: Seq[FetchedRange]) {
@@ -32,24 +32,38 @@ final case class ShardSlice(stream: String, shardId: String, from: ShardPosition
  */
 object PartitionCoalescer {
   def coalesce(slices: Seq[ShardSlice], thresholdBlockSize: Long, binSize: Long): Seq[Seq[ShardSlice]] = {
-    // Ranges of one shard's round share a block: the average is over blocks, not ranges.
-    // Loops, not grouped collections: this runs over every shard of every batch, and at 1,000 shards the grouping
-    // was a tenth of the query thread's CPU (JFR of DriverScaleBenchmark).
-    val blocks = new java.util.HashSet[(Int, Long)]()
+    // One pass over the ranges, in loops: this runs over every shard of every batch (at 10,000 shards the grouping,
+    // and then a pass for the blocks and another for each slice's place, were a tenth of the query thread's samples
+    // in JFRs of DriverScaleBenchmark). Ranges of one shard's round share a block: the average is over blocks, not
+    // ranges, and as a block holds consecutive ranges of one shard, a new block starts where the block changes.
+    var blocks = 0L
     var blockBytes = 0L
-    slices.foreach(_.ranges.foreach { r =>
-      r.block.foreach { b =>
-        blocks.add((b.streamId, b.uniqueId))
+    val locations = new Array[String](slices.size)
+    var i = 0
+    slices.foreach { slice =>
+      var previous: BlockRef = null
+      var place: String = null
+      var mixed = false
+      slice.ranges.foreach(r => r.block.foreach { b =>
+        if (previous == null || b.uniqueId != previous.uniqueId || b.streamId != previous.streamId) blocks += 1
+        previous = b
         blockBytes += r.bytes
-      }
-    })
-    val averageBlock = if (blocks.isEmpty) Long.MaxValue else blockBytes / blocks.size
+        if (place == null) place = b.location else if (place != b.location) mixed = true
+      })
+      // Totalled per executor only when they sit with more than one (rare: a shard's rounds run where it was read).
+      locations(i) = if (place == null) "" else if (mixed) location(slice) else place
+      i += 1
+    }
+    val averageBlock = if (blocks == 0) Long.MaxValue else blockBytes / blocks
     if (averageBlock >= thresholdBlockSize) slices.map(Seq(_))
     else {
       val bins = Seq.newBuilder[Seq[ShardSlice]]
       val byLocation = new java.util.TreeMap[String, mutable.ArrayBuffer[ShardSlice]]()
-      slices.foreach(slice => byLocation.computeIfAbsent(location(slice), _ => mutable.ArrayBuffer.empty[ShardSlice])
-        .append(slice))
+      i = 0
+      slices.foreach { slice =>
+        byLocation.computeIfAbsent(locations(i), _ => mutable.ArrayBuffer.empty[ShardSlice]).append(slice)
+        i += 1
+      }
       byLocation.values().forEach { here =>
         var current = Vector.empty[ShardSlice]
         var currentBytes = 0L
