@@ -262,65 +262,55 @@ final class KinesisMicroBatchStream(
     }
     val stats = prefetcher.shardStats
     val starts = prefetcher.startingPositions
-    // Finished shards are not active, whether the offset says so or they left it (their children moved on).
-    // Every shard the prefetcher knows is in `starts` (its positions have the same keys, and take its lock).
-    val active = starts.keySet.filter { case (stream, shard) =>
-      !consumed.flatMap(_.position(stream, shard)).orElse(starts.get((stream, shard))).contains(Finished)
-    }
     val now = clock.millis()
-    // Per active shard: the buffered ranges the query has not processed yet.
-    val pending = active.toSeq.map { case key @ (stream, shard) =>
-      val processed = consumed.flatMap(_.position(stream, shard)).orElse(starts.get((stream, shard)))
-      key -> processed.fold(Seq.empty[FetchedRange])(prefetcher.buffer.rangesAfter(stream, shard, _).filter(_.records > 0))
-    }.toMap
-    val oldestPending = pending.values.flatten.map(_.firstArrivalMillis).reduceOption(_ min _)
-    val overall = shardMetrics(active, stats, pending, now) ++ oldestPending.map(t =>
-      "oldestBufferedRecordAgeMs" -> math.max(0L, now - t).toString) ++ Map(
-      "bufferedRecords" -> prefetcher.buffer.bufferedRecords.toString,
-      "bufferedBytes" -> prefetcher.buffer.bufferedBytes.toString,
-      "fetchRounds" -> prefetcher.completedRounds.toString,
-      "lastRoundBlocks" -> prefetcher.lastRoundBlocks.toString,
-      "blocksStored" -> prefetcher.blocksStored.toString,
-      "blockReadsLocal" -> blockReads.local.value.toString,
-      "blockReadsRemote" -> blockReads.remote.value.toString,
-      "lastRoundMs" -> prefetcher.lastRoundMillis.toString,
-      "recordsRead" -> recordsRead.get.toString,
-      "bytesRead" -> bytesRead.get.toString,
-      "dataLossEvents" ->
-        (driverDataLossEvents.get + prefetcher.driverDataLossEvents + stats.values.map(_.dataLossEvents).sum).toString)
+    val overall = new ShardMetricTotals
     // Per stream, under "<stream>.<metric>", when the query reads more than one.
     val perStream =
-      if (options.streams.size < 2) Map.empty[String, String]
-      else options.streams.flatMap { stream =>
-        shardMetrics(active.filter(_._1 == stream), stats.filter(_._1._1 == stream), pending, now)
-          .map { case (k, v) => s"$stream.$k" -> v }
-      }.toMap
+      if (options.streams.size < 2) Map.empty[String, ShardMetricTotals]
+      else options.streams.map(_ -> new ShardMetricTotals).toMap
+    stats.foreach { case ((stream, _), s) =>
+      overall.addStats(s)
+      perStream.get(stream).foreach(_.addStats(s))
+    }
+    // Every shard the prefetcher knows is in `starts`. Finished shards are not active, whether the offset says so or
+    // they left it (their children moved on). An active shard's buffered ranges the query has not processed yet
+    // make its lag and the oldest record buffered.
+    var oldestPending = Long.MaxValue
+    starts.foreach { case (key @ (stream, shard), start) =>
+      val processed = consumed.flatMap(_.position(stream, shard)).getOrElse(start)
+      if (processed != Finished) {
+        val pending = prefetcher.buffer.rangesAfter(stream, shard, processed).filter(_.records > 0)
+        pending.foreach(r => oldestPending = math.min(oldestPending, r.firstArrivalMillis))
+        val lag = stats.get(key).flatMap(processedLag(_, pending, now))
+        overall.addActive(lag)
+        perStream.get(stream).foreach(_.addActive(lag))
+      }
+    }
+    val efo = options.efo.isDefined
+    val all = overall.metrics(efo) ++
+      Some(oldestPending).filter(_ != Long.MaxValue).map(t => "oldestBufferedRecordAgeMs" -> math.max(0L, now - t).toString) ++
+      Map(
+        "bufferedRecords" -> prefetcher.buffer.bufferedRecords.toString,
+        "bufferedBytes" -> prefetcher.buffer.bufferedBytes.toString,
+        "fetchRounds" -> prefetcher.completedRounds.toString,
+        "lastRoundBlocks" -> prefetcher.lastRoundBlocks.toString,
+        "blocksStored" -> prefetcher.blocksStored.toString,
+        "blockReadsLocal" -> blockReads.local.value.toString,
+        "blockReadsRemote" -> blockReads.remote.value.toString,
+        "lastRoundMs" -> prefetcher.lastRoundMillis.toString,
+        "recordsRead" -> recordsRead.get.toString,
+        "bytesRead" -> bytesRead.get.toString,
+        "dataLossEvents" ->
+          (driverDataLossEvents.get + prefetcher.driverDataLossEvents + overall.dataLossEvents).toString)
+    val streamMetrics = perStream.flatMap { case (stream, totals) =>
+      totals.metrics(efo).map { case (k, v) => s"$stream.$k" -> v }
+    }
     // Trigger.AvailableNow's end: records that arrived after this time (epoch millis) are left for the next run.
     val target = availableNow.map(t => "availableNowTargetMillis" -> t.atMillis.toString)
     // Spark's progress passes the batch's end; the metrics system's gauges pass nothing and read the latest.
     consumed.foreach(o => offsetBytes = o.json().getBytes(java.nio.charset.StandardCharsets.UTF_8).length.toLong)
     val offsetSize = Some(offsetBytes).filter(_ > 0).map(b => "offsetBytes" -> b.toString)
-    (overall ++ perStream ++ target ++ timings.metrics ++ offsetSize).asJava
-  }
-
-  /** Lag (of active shards), shard count and fetch statistics over some shards. */
-  private def shardMetrics(active: Set[(String, String)], stats: Map[(String, String), ShardStats],
-      pending: Map[(String, String), Seq[FetchedRange]], now: Long): Map[String, String] = {
-    val lags = active.toSeq.flatMap(k => stats.get(k).flatMap(processedLag(_, pending.getOrElse(k, Nil), now)))
-    val calls = stats.values.map(_.lastRoundCalls).sum
-    val lagMetrics =
-      if (lags.isEmpty) Map.empty[String, String]
-      else Map(
-        "avgMsBehindLatest" -> (lags.sum.toDouble / lags.size).toString,
-        "maxMsBehindLatest" -> lags.max.toString,
-        "minMsBehindLatest" -> lags.min.toString)
-    lagMetrics ++ Map(
-      "activeShards" -> active.size.toString,
-      "throttlingEvents" -> stats.values.map(_.throttles).sum.toString,
-      "outOfRangeSubRecords" -> stats.values.map(_.outOfRangeSubRecords).sum.toString,
-      "corruptAggregates" -> stats.values.map(_.corruptAggregates).sum.toString,
-      "avgFetchLatencyMs" -> (if (calls == 0) "0" else (stats.values.map(_.lastRoundCallMillis).sum / calls).toString)) ++
-      (if (options.efo.isDefined) Map("efoSubscriptions" -> stats.values.map(_.subscriptions).sum.toString) else Map.empty)
+    (all ++ streamMetrics ++ target ++ timings.metrics ++ offsetSize).asJava
   }
 
   /**
