@@ -9,9 +9,11 @@ For every shard count (``--shards``):
 1. a stream of that many shards is created and pre-filled with ``--records-per-shard`` records of
    ``--record-size`` bytes, by PutRecords from ``--fill-threads`` threads (timed apart: not the connector);
 2. a query with the connector's default options (``--option`` adds more) reads it from trim_horizon into
-   the ``noop`` sink until every record has been through a batch. Then one more record is put: Spark
-   commits a batch to its source only when it plans the next one, and that commit frees the backlog's
-   prefetched blocks before the heap is measured;
+   the ``noop`` sink until every record has been through a batch. Then ``--tail-records`` records are put one
+   at a time, each read in a batch of its own. Spark commits a batch to its source only when it plans the next
+   one: the first tail batch's commit frees the backlog's prefetched blocks before the heap is measured. The
+   tail batches plan over every shard of a query that has run a while: what the driver spends per batch from
+   then on, apart from the first two batches' one-off costs (its start, code not compiled yet);
 3. each batch's progress report gives Spark's durations and rows, and the connector's metrics: the
    driver's time in ``latestOffset``, ``planInputPartitions`` and ``commit`` (``driver*Ms``, the latest
    call of each), the consumed offset's JSON size (``offsetBytes``), the blocks the latest prefetch round
@@ -26,8 +28,8 @@ The connector's newer metrics (``driver*Ms``, ``offsetBytes``, ``lastRoundBlocks
 "-" with a jar that does not report them. ferrokinesis answers ListShards with every shard whatever its
 ``ShardFilter``, so each of the query's listings (one per ``shardFetchInterval``) returns the whole stream.
 
-    .venv/bin/python benchmarks/scale.py            # 10, 100 and 1,000 shards: about 2-3 minutes on 2 cores
-    .venv/bin/python benchmarks/scale.py --quick    # 10 and 100 shards, fewer records: under a minute
+    .venv/bin/python benchmarks/scale.py            # 10, 100 and 1,000 shards: about 4 minutes on 2 cores
+    .venv/bin/python benchmarks/scale.py --quick    # 10 and 100 shards, fewer records: about a minute
 
 Prints Markdown tables and writes them to benchmarks/scale_results.md (--output). The connector jar is
 harness.spark.connector_jar()'s (KINESIS_SPARK_JAR overrides), copied first: the build may replace it.
@@ -65,6 +67,9 @@ from harness.kinesis import PUT_RECORDS_LIMIT, Kinesis, boto_client  # noqa: E40
 from harness.spark import connector_jar, local_spark  # noqa: E402
 
 DRIVER_CALLS = ("driverLatestOffsetMs", "driverPlanInputPartitionsMs", "driverCommitMs")
+# The CPU the query thread used in each of those calls: where it is far below the wall time, the call waited for a
+# core (local mode: the executors, their fetch threads and ferrokinesis share the same two).
+DRIVER_CPU_CALLS = ("driverLatestOffsetCpuMs", "driverPlanInputPartitionsCpuMs", "driverCommitCpuMs")
 HEAP_SAMPLE_S = 0.1
 POLL_S = 0.2
 PUT_ATTEMPTS = 10
@@ -84,7 +89,7 @@ class Batch:
     metrics: dict[str, str]
     ended_at: float  # epoch seconds: the trigger's start plus its triggerExecution
     offset_file_bytes: int | None = None
-    tail: bool = False  # the batch of the record put after the backlog
+    tail: bool = False  # a batch of one of the records put one at a time after the backlog
 
     def metric(self, name: str) -> float | None:
         """Return a connector metric as a number, or None when the jar does not report it."""
@@ -99,7 +104,15 @@ class Batch:
 
         The first batch has no commit before it; a jar without these metrics has none of them (None).
         """
-        parts = [v for v in map(self.metric, DRIVER_CALLS) if v is not None]
+        return self._sum(DRIVER_CALLS)
+
+    @property
+    def driver_cpu_ms(self) -> float | None:
+        """The CPU the query thread used in those three calls (None with a jar that does not report it)."""
+        return self._sum(DRIVER_CPU_CALLS)
+
+    def _sum(self, names: Sequence[str]) -> float | None:
+        parts = [v for v in map(self.metric, names) if v is not None]
         return sum(parts) if parts else None
 
 
@@ -128,6 +141,7 @@ class Case:
     emulator_cpu_s: float | None = None
     rounds: dict[int, Round] = field(default_factory=dict)
     backlog_rounds: int | None = None  # fetchRounds when the backlog's last batch reported
+    tails: int = 1  # records put one at a time after the backlog, each read in a batch of its own
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -412,12 +426,17 @@ class Bench:
     work: Path
 
 
-def run_case(bench: Bench, case: Case, per_shard: int) -> None:
-    """Create and fill a stream of ``case.shards`` shards, read it with a query, note what it cost."""
+def run_case(bench: Bench, case: Case, per_shard: int, tails: int) -> None:
+    """Create and fill a stream of ``case.shards`` shards, read it with a query, note what it cost.
+
+    Then ``tails`` records are put one at a time, each once the one before was read: the first tail batch commits
+    the backlog's (the heap kept is measured after it), and every tail batch plans over all the shards of a query
+    that has run a while, which is what the driver spends per batch from then on.
+    """
     args = bench.args
     stream = f"scale-{case.shards}-{uuid.uuid4().hex[:6]}"
     checkpoint = bench.work / f"checkpoint-{stream}"
-    case.records, case.record_size = case.shards * per_shard, args.record_size
+    case.records, case.record_size, case.tails = case.shards * per_shard, args.record_size, tails
     bench.kinesis.create_stream(stream, case.shards)
     query = None
     try:
@@ -440,18 +459,20 @@ def run_case(bench: Bench, case: Case, per_shard: int) -> None:
         rounds = done.metric("fetchRounds")
         case.backlog_rounds = None if rounds is None else int(rounds)
 
-        tail = {"PartitionKey": "tail", "Data": b"tail".ljust(args.record_size, b".")}
-        put_entries(bench.kinesis.client, stream, [tail])
-        log.wait_for_rows(case.records + 1, 120.0, "the tail record").tail = True
-        case.heap_kept = bench.heap.after_gc()
+        for i in range(tails):
+            tail = {"PartitionKey": f"tail-{i}", "Data": b"tail".ljust(args.record_size, b".")}
+            put_entries(bench.kinesis.client, stream, [tail])
+            log.wait_for_rows(case.records + i + 1, 120.0, f"tail record {i + 1}").tail = True
+            if i == 0:
+                case.heap_kept = bench.heap.after_gc()
         log.collect()
         case.batches = sorted(log.batches.values(), key=lambda b: b.batch_id)
         for batch in case.batches:
             log.rounds.note({k: batch.metric(k) for k in ("fetchRounds", "lastRoundBlocks", "lastRoundMs")})
         case.rounds = dict(sorted(log.rounds.rounds.items()))
         note_offset_files(case.batches, checkpoint)
-        if log.rows != case.records + 1:
-            case.errors.append(f"read {log.rows:,} rows, expected {case.records + 1:,}")
+        if log.rows != case.records + tails:
+            case.errors.append(f"read {log.rows:,} rows, expected {case.records + tails:,}")
     except Exception as error:  # keep going: the table says what failed
         case.errors.append(f"{type(error).__name__}: {str(error).splitlines()[0][:300]}")
         traceback.print_exc()
@@ -468,7 +489,7 @@ def warm_up(bench: Bench) -> None:
     """Read a small stream first: class loading and the JIT's first work are not charged to a case."""
     started = time.perf_counter()
     case = Case(4)
-    run_case(bench, case, 100)
+    run_case(bench, case, 100, tails=1)
     if case.errors:
         raise RuntimeError(f"the warm-up read failed: {case.errors}")
     print(f"warm-up read took {time.perf_counter() - started:.1f} s", flush=True)
@@ -504,6 +525,8 @@ def summary_table(cases: list[Case]) -> str:
         "MB/s",
         "batches",
         "driver ms/batch median (max)",
+        "driver CPU ms/batch median (max)",
+        "tail batches: driver ms median (max)",
         "offset file bytes (per shard)",
         "offsetBytes",
         "blocks/round median (max)",
@@ -515,6 +538,8 @@ def summary_table(cases: list[Case]) -> str:
     lines = [row(header), row(["---"] * len(header))]
     for c in cases:
         driver = c.per_batch(lambda b: b.driver_ms)
+        driver_cpu = c.per_batch(lambda b: b.driver_cpu_ms)
+        steady = [v for v in (b.driver_ms for b in c.batches if b.tail) if v is not None]
         files = c.per_batch(lambda b: b.offset_file_bytes)
         offset_metric = c.per_batch(lambda b: b.metric("offsetBytes"))
         # The backlog's rounds that stored any: neither those that found the shards caught up, nor the tail's.
@@ -528,6 +553,8 @@ def summary_table(cases: list[Case]) -> str:
             fmt(None if c.rate is None else c.rate * c.record_size / 1e6, 2),
             str(len(c.batches)),
             f"{median(driver):,.1f} ({max(driver):,.1f})" if driver else "-",
+            f"{median(driver_cpu):,.1f} ({max(driver_cpu):,.1f})" if driver_cpu else "-",
+            f"{median(steady):,.1f} ({max(steady):,.1f})" if steady else "-",
             f"{files[-1]:,.0f} ({files[-1] / c.shards:,.1f})" if files else "-",
             fmt(offset_metric[-1] if offset_metric else None),
             f"{fmt(median(blocks))} ({fmt(max(blocks))})" if blocks else "-",
@@ -552,6 +579,7 @@ def batch_table(case: Case, limit: int) -> str:
         "latestOffset ms",
         "planInputPartitions ms",
         "commit ms",
+        "driver CPU ms",
         "offsetBytes",
         "offset file bytes",
         "fetchRounds",
@@ -575,6 +603,7 @@ def batch_table(case: Case, limit: int) -> str:
             fmt(b.durations_ms.get("triggerExecution")),
             fmt(b.durations_ms.get("addBatch")),
             *(fmt(b.metric(name), 1) for name in DRIVER_CALLS),
+            fmt(b.driver_cpu_ms, 1),
             fmt(b.metric("offsetBytes")),
             fmt(b.offset_file_bytes),
             fmt(b.metric("fetchRounds")),
@@ -610,10 +639,12 @@ COLUMNS = [
     "- *fill rec/s*: the pre-fill with boto3 PutRecords (not the connector).",
     "- *read s*, *rec/s*, *MB/s*: from `start()` to the end of the batch that completed the backlog (the "
     "query's start, its shard listing and first prefetch round included); MB of record data.",
-    "- *batches*: the batches that ran: the first fixes the start positions and reads nothing, the last is "
-    "the tail record's. *driver ms/batch*: per batch, the connector's `driverLatestOffsetMs` + "
+    "- *batches*: the batches that ran: the first fixes the start positions and reads nothing, the last "
+    "`--tail-records` are the tail records', one each. *driver ms/batch*: per batch, the connector's `driverLatestOffsetMs` + "
     "`driverPlanInputPartitionsMs` + `driverCommitMs` (the latest call of each when the batch reported: the "
-    "commit is the previous batch's), median and max over the batches.",
+    "commit is the previous batch's), median and max over the batches. *driver CPU ms/batch*: the CPU the "
+    "query thread used in those calls (`driver*CpuMs`); the rest of the wall time it waited for a core. "
+    "*tail batches*: the driver's time in the tail batches alone.",
     "- *offset file bytes*: the checkpoint's `offsets/<batch>` of the last batch (Spark's metadata and the "
     "source's offset JSON); *offsetBytes*: the connector's metric (the consumed offset's JSON), last batch.",
     "- *blocks/round*: `lastRoundBlocks` (blocks a prefetch round stored, one block-manager RPC each) of "
@@ -675,6 +706,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, help="seconds for a backlog read (default: from its size)")
     parser.add_argument("--batch-rows", type=int, default=30, help="most batches listed per shard count (30)")
     parser.add_argument(
+        "--tail-records", type=int, default=10, help="records put one at a time after the backlog, a batch each (10)"
+    )
+    parser.add_argument(
         "--option",
         action="append",
         default=[],
@@ -688,6 +722,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     args.shards = args.shards or ([10, 100] if args.quick else [10, 100, 1000])
     args.records_per_shard = args.records_per_shard or (300 if args.quick else 1_500)
+    if args.tail_records < 1:
+        parser.error(f"--tail-records {args.tail_records}: at least 1 (the first tail batch commits the backlog)")
     malformed = [o for o in args.option if "=" not in o]
     if malformed:
         parser.error(f"--option takes KEY=VALUE: {malformed}")
@@ -727,11 +763,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{shards:,} shards ...", flush=True)
                 case = Case(shards)
                 cases.append(case)
-                run_case(bench, case, args.records_per_shard)
+                run_case(bench, case, args.records_per_shard, args.tail_records)
                 driver = median(case.per_batch(lambda b: b.driver_ms))
+                driver_cpu = median(case.per_batch(lambda b: b.driver_cpu_ms))
                 print(
                     f"  read in {fmt(case.read_s, 1)} s ({fmt(case.rate)} records/s), "
-                    f"{len(case.batches)} batches, driver ms/batch median {fmt(driver, 1)}"
+                    f"{len(case.batches)} batches, driver ms/batch median {fmt(driver, 1)} (CPU {fmt(driver_cpu, 1)})"
                     + (f"; problems: {case.errors}" if case.errors else ""),
                     flush=True,
                 )
