@@ -13,7 +13,8 @@ For every shard count (``--shards``):
    at a time, each read in a batch of its own. Spark commits a batch to its source only when it plans the next
    one: the first tail batch's commit frees the backlog's prefetched blocks before the heap is measured. The
    tail batches plan over every shard of a query that has run a while: what the driver spends per batch from
-   then on, apart from the first two batches' one-off costs (its start, code not compiled yet);
+   then on, without the first two batches' one-off costs (the query's start, code run over every shard for the
+   first time); the first tail batch also releases the backlog's blocks;
 3. each batch's progress report gives Spark's durations and rows, and the connector's metrics: the
    driver's time in ``latestOffset``, ``planInputPartitions`` and ``commit`` (``driver*Ms``, the latest
    call of each), the consumed offset's JSON size (``offsetBytes``), the blocks the latest prefetch round
@@ -28,7 +29,7 @@ The connector's newer metrics (``driver*Ms``, ``offsetBytes``, ``lastRoundBlocks
 "-" with a jar that does not report them. ferrokinesis answers ListShards with every shard whatever its
 ``ShardFilter``, so each of the query's listings (one per ``shardFetchInterval``) returns the whole stream.
 
-    .venv/bin/python benchmarks/scale.py            # 10, 100 and 1,000 shards: about 4 minutes on 2 cores
+    .venv/bin/python benchmarks/scale.py            # 10, 100 and 1,000 shards: 2 to 3 minutes on 2 cores
     .venv/bin/python benchmarks/scale.py --quick    # 10 and 100 shards, fewer records: about a minute
 
 Prints Markdown tables and writes them to benchmarks/scale_results.md (--output). The connector jar is
@@ -141,7 +142,6 @@ class Case:
     emulator_cpu_s: float | None = None
     rounds: dict[int, Round] = field(default_factory=dict)
     backlog_rounds: int | None = None  # fetchRounds when the backlog's last batch reported
-    tails: int = 1  # records put one at a time after the backlog, each read in a batch of its own
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -436,7 +436,7 @@ def run_case(bench: Bench, case: Case, per_shard: int, tails: int) -> None:
     args = bench.args
     stream = f"scale-{case.shards}-{uuid.uuid4().hex[:6]}"
     checkpoint = bench.work / f"checkpoint-{stream}"
-    case.records, case.record_size, case.tails = case.shards * per_shard, args.record_size, tails
+    case.records, case.record_size = case.shards * per_shard, args.record_size
     bench.kinesis.create_stream(stream, case.shards)
     query = None
     try:
@@ -640,11 +640,12 @@ COLUMNS = [
     "- *read s*, *rec/s*, *MB/s*: from `start()` to the end of the batch that completed the backlog (the "
     "query's start, its shard listing and first prefetch round included); MB of record data.",
     "- *batches*: the batches that ran: the first fixes the start positions and reads nothing, the last "
-    "`--tail-records` are the tail records', one each. *driver ms/batch*: per batch, the connector's `driverLatestOffsetMs` + "
-    "`driverPlanInputPartitionsMs` + `driverCommitMs` (the latest call of each when the batch reported: the "
+    "`--tail-records` are the tail records', one each. *driver ms/batch*: per batch, the connector's "
+    "`driverLatestOffsetMs` + `driverPlanInputPartitionsMs` + `driverCommitMs` (the latest call of each when the "
+    "batch reported: the "
     "commit is the previous batch's), median and max over the batches. *driver CPU ms/batch*: the CPU the "
-    "query thread used in those calls (`driver*CpuMs`); the rest of the wall time it waited for a core. "
-    "*tail batches*: the driver's time in the tail batches alone.",
+    "query thread used in those calls (`driver*CpuMs`); for the rest of the wall time it waited (for a core, "
+    "a lock or the garbage collector). *tail batches*: the driver's time in the tail batches alone.",
     "- *offset file bytes*: the checkpoint's `offsets/<batch>` of the last batch (Spark's metadata and the "
     "source's offset JSON); *offsetBytes*: the connector's metric (the consumed offset's JSON), last batch.",
     "- *blocks/round*: `lastRoundBlocks` (blocks a prefetch round stored, one block-manager RPC each) of "
