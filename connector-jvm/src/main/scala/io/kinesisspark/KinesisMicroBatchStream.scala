@@ -167,8 +167,8 @@ final class KinesisMicroBatchStream(
     val reconciled = lastReconciled.collect {
       case (s, l, b, done) if (s eq start) && (l eq listings) && (b eq starts) => done
     }.getOrElse {
-      val done = StartReconciler.reconcile(start, options.streams, listings, (stream, shard) => starts.get((stream, shard)),
-        options.allowStreamRemoval)
+      val done = StartReconciler.reconcile(start, options.streams, listings,
+        (stream, shard) => starts.get((stream, shard)), options.allowStreamRemoval)
       lastReconciled = Some((start, listings, starts, done))
       done
     }
@@ -288,7 +288,8 @@ final class KinesisMicroBatchStream(
     }
     val efo = options.efo.isDefined
     val all = overall.metrics(efo) ++
-      Some(oldestPending).filter(_ != Long.MaxValue).map(t => "oldestBufferedRecordAgeMs" -> math.max(0L, now - t).toString) ++
+      Some(oldestPending).filter(_ != Long.MaxValue)
+        .map(t => "oldestBufferedRecordAgeMs" -> math.max(0L, now - t).toString) ++
       Map(
         "bufferedRecords" -> prefetcher.buffer.bufferedRecords.toString,
         "bufferedBytes" -> prefetcher.buffer.bufferedBytes.toString,

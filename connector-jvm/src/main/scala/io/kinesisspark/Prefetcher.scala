@@ -91,7 +91,7 @@ final class Prefetcher(
    * hold the lock for tens of milliseconds at 10,000 shards (JFR of DriverScaleBenchmark: the plan's waits for it).
    */
   @volatile private var listedView = ListedStreams(Map.empty, Map.empty)
-  /** The start, starts and listing [[knowsAll]] last found the start known in (read and written on the query thread). */
+  /** The start, starts and listing [[knowsAll]] last found the start known in (the query thread's, as `start`). */
   @volatile private var knownFrom: Option[(KinesisSourceOffset, Map[(String, String), ShardPosition], ListedStreams)] =
     None
 
@@ -607,7 +607,7 @@ object Prefetcher {
   private val log = LoggerFactory.getLogger(classOf[Prefetcher])
   /** Each stream's shard graph and creation time, as one immutable value (see `listedView`). */
   private final case class ListedStreams(graphs: Map[String, ShardGraph], created: Map[String, Long]) {
-    /** As [[Prefetcher.listings]] hands them out: one map per listing, so a plan can tell the listing did not change. */
+    /** As [[Prefetcher.listings]] hands them out: one map per listing, so a plan can tell nothing was listed since. */
     lazy val listings: Map[String, StartReconciler.Listing] =
       graphs.map { case (s, graph) => s -> StartReconciler.Listing(created(s), graph) }
   }

@@ -103,4 +103,21 @@ class BatchEndPlannerSuite extends AnyFunSuite {
     assert(BatchEndPlanner.plan(idle, Set.empty, (_, _) => Nil, (_, _, _) => Nil, Budget.Unbounded).streams("s") eq
       idle.streams("s"))
   }
+
+  test("without a limit, each stream ends where a limit nothing reaches ends it, and an idle stream keeps its map") {
+    val start = KinesisSourceOffset(Map(
+      "s" -> Map("a" -> TrimHorizon, "b" -> AfterRecord("11")),
+      "t" -> Map("a" -> TrimHorizon)), Map("s" -> 1L, "t" -> 2L))
+    val ranges: (String, String, ShardPosition) => Seq[FetchedRange] = {
+      case ("s", "a", TrimHorizon)          => chain("a", Seq(10, 20))
+      case ("s", "b", AfterRecord("11", _)) => Seq(FetchedRange("s", "b", AfterRecord("11"), AfterRecord("21"), None, 1, 1))
+      case _                                => Nil
+    }
+    def planned(budget: Budget) = BatchEndPlanner.plan(start, Set.empty, (_, _) => Nil, ranges, budget)
+    val unbounded = planned(Budget.Unbounded)
+    assert(unbounded == planned(Budget(Some(Long.MaxValue), None)))
+    assert(unbounded.streams("s") == Map("a" -> AfterRecord("20"), "b" -> AfterRecord("21")))
+    assert(unbounded.streams("t") eq start.streams("t"))
+    assert(unbounded.created == start.created)
+  }
 }

@@ -59,4 +59,13 @@ class PartitionCoalescerSuite extends AnyFunSuite {
     assert(PartitionCoalescer.coalesce(slices, thresholdBlockSize = 12, binSize = 1000) == slices.map(Seq(_)),
       "blocks of 12 bytes are not small against a threshold of 12")
   }
+
+  test("a slice with blocks on two executors is packed with the slices of the one holding most of its bytes") {
+    def block(location: String, bytes: Long) = FetchedRange("s", "a", TrimHorizon, AfterRecord("1"),
+      Some(BlockRef(1, ids.incrementAndGet(), location, 0, bytes.toInt, last = true)), 1, bytes)
+    val mixed = ShardSlice("s", "a", TrimHorizon, AfterRecord("2"), Seq(block("executor_h_1", 4), block("executor_h_2", 9)))
+    val slices = Seq(mixed, sliceAt("executor_h_2", "b", 4), sliceAt("executor_h_1", "c", 4))
+    val bins = PartitionCoalescer.coalesce(slices, thresholdBlockSize = 10, binSize = 1000)
+    assert(bins.map(_.map(_.shardId)) == Seq(Seq("c"), Seq("a", "b")))
+  }
 }

@@ -38,6 +38,26 @@ class PrefetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
     } finally prefetcher.stop()
   }
 
+  test("a start with a shard the prefetcher does not know adds it, after the same start was known before") {
+    // `start` skips a start it knew with the same starts and listing; a different start must still be walked.
+    val options = KinesisSourceOptions.parse(Map("streamName" -> "s", "region" -> "us-east-1",
+      "endpoint" -> "http://127.0.0.1:5", "awsAccessKey" -> "test", "awsSecretKey" -> "test"))
+    val prefetcher = new Prefetcher(sc, options, streamId = 76) // nothing listens there: listings fail, change nothing
+    try {
+      val first = offset("shardId-0" -> AfterRecord("100"))
+      prefetcher.start(first)
+      prefetcher.start(first)
+      assert(prefetcher.startingPositions == Map(("s", "shardId-0") -> AfterRecord("100")))
+      prefetcher.start(offset("shardId-0" -> AfterRecord("100"), "shardId-1" -> AfterRecord("7")))
+      assert(prefetcher.startingPosition("s", "shardId-1").contains(AfterRecord("7")))
+      prefetcher.committed(offset("shardId-0" -> AfterRecord("150"), "shardId-1" -> AfterRecord("7")))
+      prefetcher.start(offset("shardId-0" -> AfterRecord("150"), "shardId-1" -> AfterRecord("7"),
+        "shardId-2" -> TrimHorizon))
+      assert(prefetcher.startingPositions == Map(("s", "shardId-0") -> AfterRecord("150"),
+        ("s", "shardId-1") -> AfterRecord("7"), ("s", "shardId-2") -> TrimHorizon))
+    } finally prefetcher.stop()
+  }
+
   test("a finished parent left out of the checkpoint is not read again after a restart") {
     // StartReconciler drops a finished shard from the offset once its children moved on; the shard is still listed.
     val options = KinesisSourceOptions.parse(Map("streamName" -> "s", "region" -> "us-east-1",
