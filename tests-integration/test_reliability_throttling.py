@@ -115,6 +115,8 @@ def test_throttling_storms_during_split_merge_and_rescale(
         (float(p["sources"][0]["metrics"].get("throttlingEvents", 0)) for p in job.progress()), default=0.0
     )
     assert reported > 0, f"the query reported no throttling while the proxy throttled {throttled}"
+    # What docs/troubleshooting.md tells users to look for in the executors' logs.
+    assert "Hit rate limit. Sleeping for 5 seconds." in job.executor_logs(), "no throttled reader logged it"
     shards = kinesis.shards(name)
     assert len(shards) > 6, f"the stream should have been resharded several times: {len(shards)} shards"
     assert {r.shard_id for r in rows} == {p.shard_id for p in puts}, "every shard written was read"
