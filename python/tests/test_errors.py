@@ -95,6 +95,11 @@ def streaming_failure(cause: JavaThrowable) -> CapturedException:
             "GetRecords failed because of the AWS credentials: tried the keys; AWS said: denied.",
             KinesisCredentialsError,
         ),
+        (
+            "GetRecords on Kinesis stream 'clicks' was denied: the AWS credentials (the keys) lack the IAM "
+            "permission kinesis:GetRecords; AWS said: AccessDeniedException: User: u is not authorized.",
+            KinesisCredentialsError,
+        ),
         ("ListShards failed: the TLS connection to https://x could not be verified (PKIX).", KinesisTlsError),
         ("The checkpoint holds a Kinesis offset of version 9, but ...", KinesisCheckpointError),
         ("Cannot read Kinesis offset from the checkpoint: '{' (eof).", KinesisCheckpointError),

@@ -109,7 +109,11 @@ class StreamNotFoundError(KinesisSparkError, LookupError):
 
 
 class KinesisCredentialsError(KinesisSparkError):
-    """AWS refused the credentials, or none were found; the message says which were tried, never a secret."""
+    """AWS refused the credentials, denied them a permission, or none were found.
+
+    The message says which credentials were tried, never a secret; for a denied permission it names the IAM
+    action to allow, e.g. ``kinesis:GetRecords``.
+    """
 
 
 class KinesisTlsError(KinesisSparkError):
@@ -294,7 +298,7 @@ def translate(exc: BaseException) -> BaseException:
     ``IllegalArgumentException`` about an option    :class:`KinesisOptionError`
     ``StreamNotFoundException``                     :class:`StreamNotFoundError`
     data loss (``failOnDataLoss=true``)             :class:`KinesisDataLossError`
-    AWS refused or found no credentials             :class:`KinesisCredentialsError`
+    AWS refused, denied or found no credentials     :class:`KinesisCredentialsError`
     TLS certificate not verified                    :class:`KinesisTlsError`
     checkpoint cannot be resumed                    :class:`KinesisCheckpointError`
     any other ``io.kinesisspark`` exception         :class:`KinesisSparkError`
@@ -385,7 +389,7 @@ def _ours(java_class: str, message: str) -> KinesisSparkError:
         # "shard every shard" when a whole stream is gone (deleted, or recreated).
         shard = None if " " in lost["shard"] else lost["shard"]
         return KinesisDataLossError(message, java_class, lost["stream"], shard)
-    if " failed because of the AWS credentials: " in message:
+    if " failed because of the AWS credentials: " in message or " lack the IAM permission " in message:
         return KinesisCredentialsError(message, java_class)
     if ": the TLS connection to " in message:
         return KinesisTlsError(message, java_class)

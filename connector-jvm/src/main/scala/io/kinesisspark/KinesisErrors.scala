@@ -59,6 +59,18 @@ private[kinesisspark] object KinesisErrors {
       "Check options 'awsAccessKey'/'awsSecretKey'/'awsSessionToken', 'roleArn' (and the STS endpoint), " +
       "'credentialsProviderClass', or the default chain's sources.", cause)
 
+  /**
+   * AWS denied a call because no policy of the credentials allows its IAM action `action` (see
+   * [[aws.ErrorClassifier.isAccessDenied]]): names the call, what it was about, the credentials tried (when the caller
+   * knows them) and the action to allow, with AWS's own answer, which names the principal and the resource.
+   */
+  def permissionDenied(call: String, subject: String, action: String, tried: Option[String], detail: String,
+      cause: Throwable): KinesisSparkException =
+    new KinesisSparkException(s"$call on $subject was denied: the AWS credentials" +
+      tried.fold("")(t => s" ($t)") + s" lack the IAM permission $action; AWS said: $detail. Allow $action for " +
+      "these credentials on the resource AWS named (docs/permissions.md lists the actions each way of reading and " +
+      "writing needs).", cause)
+
   /** Kinesis kept failing transiently (unreachable, timing out, 5xx) past the retry budget of [[fetch.TransientBackoff]]. */
   def unavailable(call: String, attempts: Int, cause: Throwable): KinesisSparkException =
     new KinesisSparkException(s"$call failed $attempts times in a row, over about a minute of retries with back-off: " +

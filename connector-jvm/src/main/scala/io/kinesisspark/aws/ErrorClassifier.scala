@@ -24,7 +24,12 @@ import io.kinesisspark.KinesisSparkException
  *    pagination token (`ExpiredNextTokenException`: its pages took over 300 seconds; listing again from the first
  *    page works): worth a retry after a back-off;
  *  - everything else (a missing stream, refused credentials, a malformed request), which no retry fixes. The
- *    connector's own exceptions are never transient: they already say what to do.
+ *    connector's own exceptions are never transient: they already say what to do. Among these, a call the
+ *    caller's IAM policy does not allow ([[isAccessDenied]]): `AccessDeniedException`, which AWS answers with "User:
+ *    ... is not authorized to perform: kinesis:<Operation> on resource: ..." (the IAM User Guide's "Troubleshoot
+ *    access denied error messages"), and `KMSAccessDeniedException` for a stream encrypted with a KMS key the
+ *    caller may not use (listed under GetRecords, PutRecords and SubscribeToShard in the Kinesis API reference).
+ *    Every caller reports it by [[io.kinesisspark.KinesisErrors.permissionDenied]], which names the IAM action.
  *
  * {{{
  *   try api.describeStream("clicks")
@@ -46,6 +51,25 @@ object ErrorClassifier {
     case s: AwsServiceException   => s.isThrottlingException || s.statusCode() == 429 || ThrottlingCodes(errorCode(s))
     case _                        => false
   }
+
+  /** Error codes of a call the caller's IAM policy (or the stream's KMS key policy) does not allow. */
+  val AccessDeniedCodes: Set[String] = Set("AccessDeniedException", "KMSAccessDeniedException")
+
+  /** The caller may not make this call: a permission is missing (see [[AccessDeniedCodes]]). */
+  def isAccessDenied(e: Throwable): Boolean = e match {
+    case s: AwsServiceException => AccessDeniedCodes(errorCode(s))
+    case _                      => false
+  }
+
+  /**
+   * The IAM action a denied call lacks: `kms:Decrypt` (reading) or `kms:GenerateDataKey` (writing) for a stream's
+   * KMS key, which Kinesis uses on the caller's behalf (the Developer Guide's "Permissions to use user-generated KMS
+   * keys"), otherwise `kinesis:` and the call's operation.
+   */
+  def deniedAction(operation: String, e: Throwable): String =
+    if (errorCode(e) != "KMSAccessDeniedException") s"kinesis:$operation"
+    else if (operation.startsWith("Put")) "kms:GenerateDataKey"
+    else "kms:Decrypt"
 
   /** Worth retrying after a back-off: throttling, a 5xx, no answer at all, or an expired listing token. */
   def isTransient(e: Throwable): Boolean = e match {

@@ -173,9 +173,10 @@ final class SdkKinesisApi(control: KinesisClient, data: KinesisClient, connectio
     }.toIndexedSeq
   }
 
-  /** Kinesis's answers to requests signed with missing, wrong, expired or unauthorized credentials. */
+  /** Kinesis's answers to requests signed with missing, wrong or expired credentials (a denied permission is
+   * [[ErrorClassifier.isAccessDenied]]). */
   private val CredentialErrorCodes = Set("UnrecognizedClientException", "InvalidSignatureException",
-    "AccessDeniedException", "ExpiredTokenException", "IncompleteSignatureException", "MissingAuthenticationToken")
+    "ExpiredTokenException", "IncompleteSignatureException", "MissingAuthenticationToken")
 
   private def causes(e: Throwable): Seq[Throwable] = Iterator.iterate(e)(_.getCause).takeWhile(_ != null).take(20).toSeq
 
@@ -201,6 +202,9 @@ final class SdkKinesisApi(control: KinesisClient, data: KinesisClient, connectio
       f: => T): T =
     try f
     catch {
+      case e: KinesisException if ErrorClassifier.isAccessDenied(e) =>
+        throw KinesisErrors.permissionDenied(name, s"Kinesis stream '$stream'", ErrorClassifier.deniedAction(name, e),
+          Some(connection.credentials.description), s"${ErrorClassifier.errorCode(e)}: ${ErrorClassifier.errorMessage(e)}", e)
       case e: KinesisException if CredentialErrorCodes(Option(e.awsErrorDetails()).map(_.errorCode()).orNull) =>
         throw KinesisErrors.credentialsFailed(connection.credentials.description, name,
           s"${e.awsErrorDetails().errorCode()}: ${e.awsErrorDetails().errorMessage()}", e)

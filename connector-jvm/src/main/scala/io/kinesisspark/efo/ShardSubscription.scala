@@ -251,6 +251,10 @@ final class ShardSubscription(
     case _: InvalidArgumentException if resumeFrom.isInstanceOf[ShardPosition.AtTimestamp] =>
       // A start time ahead of Kinesis's clock (see aws.PositionInFutureException): nothing to read yet.
       scheduleAttempt(math.max(spacingDelay(acceptedAt), FutureStartRetryMs))
+    case _ if ErrorClassifier.isAccessDenied(e) =>
+      fail(KinesisErrors.permissionDenied("SubscribeToShard", s"stream '$stream', $shardId, consumer $consumerArn",
+        ErrorClassifier.deniedAction("SubscribeToShard", e), None,
+        s"${ErrorClassifier.errorCode(e)}: ${ErrorClassifier.errorMessage(e)}", e))
     case _ if isTransient(e) =>
       if (e.isInstanceOf[ResourceNotFoundException]) _consumerMissing = true
       backoff.failed() match {

@@ -51,4 +51,23 @@ class ErrorClassifierSuite extends AnyFunSuite {
     }
     assert(ErrorClassifier.errorCode(new IllegalStateException("bug")) == "IllegalStateException")
   }
+
+  test("a denied permission is told apart from refused credentials, and the message names the IAM action") {
+    assert(ErrorClassifier.isAccessDenied(answered(400, "AccessDeniedException")))
+    assert(ErrorClassifier.isAccessDenied(answered(400, "KMSAccessDeniedException")))
+    assert(!ErrorClassifier.isAccessDenied(answered(400, "UnrecognizedClientException")))
+    assert(!ErrorClassifier.isAccessDenied(new IllegalStateException("AccessDeniedException")))
+    assert(ErrorClassifier.deniedAction("GetRecords", answered(400, "AccessDeniedException")) == "kinesis:GetRecords")
+    // Kinesis uses the stream's KMS key on the caller's behalf: decrypting to read, a data key to write.
+    assert(ErrorClassifier.deniedAction("GetRecords", answered(400, "KMSAccessDeniedException")) == "kms:Decrypt")
+    assert(ErrorClassifier.deniedAction("PutRecords", answered(400, "KMSAccessDeniedException")) == "kms:GenerateDataKey")
+    val cause = answered(400, "AccessDeniedException")
+    val e = KinesisErrors.permissionDenied("ListShards", "Kinesis stream 'clicks'", "kinesis:ListShards",
+      Some("the keys of options 'awsAccessKey' and 'awsSecretKey'"), "AccessDeniedException: User: u is not authorized", cause)
+    assert(e.getMessage == "ListShards on Kinesis stream 'clicks' was denied: the AWS credentials (the keys of options " +
+      "'awsAccessKey' and 'awsSecretKey') lack the IAM permission kinesis:ListShards; AWS said: AccessDeniedException: " +
+      "User: u is not authorized. Allow kinesis:ListShards for these credentials on the resource AWS named " +
+      "(docs/permissions.md lists the actions each way of reading and writing needs).")
+    assert(e.getCause eq cause)
+  }
 }

@@ -154,15 +154,20 @@ class ShardSubscriptionSuite extends AnyFunSuite {
     assert(e.getCause.isInstanceOf[SdkClientException])
   }
 
-  test("an error that cannot pass (refused credentials) reaches the task at once") {
+  test("an error that cannot pass (a denied permission) reaches the task at once, naming the IAM action") {
     val s = new Setup(records = 3)
     val denied = KinesisException.builder().statusCode(400).message("denied")
-      .awsErrorDetails(AwsErrorDetails.builder().errorCode("AccessDeniedException").errorMessage("denied").build()).build()
+      .awsErrorDetails(AwsErrorDetails.builder().errorCode("AccessDeniedException").errorMessage("User: u is not " +
+        "authorized to perform: kinesis:SubscribeToShard").build()).build()
     s.subscriber.script += Refuse(denied)
     val sub = s.subscription(TrimHorizon)
     s.scheduler.runNext()
     assert(s.scheduler.pending == 0)
-    assert(intercept[KinesisException](sub.poll(0L)).getMessage.contains("denied"))
+    val e = intercept[KinesisSparkException](sub.poll(0L))
+    assert(e.getMessage.contains("SubscribeToShard on stream") && e.getMessage.contains(s.shard), e.getMessage)
+    assert(e.getMessage.contains("lack the IAM permission kinesis:SubscribeToShard; AWS said: AccessDeniedException: " +
+      "User: u is not authorized"), e.getMessage)
+    assert(e.getCause eq denied)
   }
 
   test("a subscription taken over again and again fails, saying two queries share a consumer") {
