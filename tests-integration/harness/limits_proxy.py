@@ -46,6 +46,13 @@ any operation             ``faults``: operation -> {error code: share of calls}:
                           request and resets the connection (TCP RST). ``ExpiredNextTokenException`` (HTTP 400,
                           "the pagination token passed to the operation is expired" in the ListShards API
                           reference) is only given to calls that carry a ``NextToken``
+IAM policy                ``allowed_actions``: the IAM actions the caller's policy allows (``None``: every
+                          one). A call whose action is not among them, ``kinesis:<X-Amz-Target operation>``
+                          or, for a call signed for STS, ``sts:<Action>``, is answered as AWS answers an
+                          implicit deny and is not forwarded (counted as ``denied_calls``); see
+                          :func:`access_denied_message`. Kinesis: HTTP 400 ``AccessDeniedException``; STS:
+                          HTTP 403 ``AccessDenied`` in its XML. Put a proxy in front of moto's STS too (its
+                          ``target``) to enforce ``sts:AssumeRole``
 ========================  ===================================================================================
 
 A throttled call gets HTTP 400 with ``x-amzn-ErrorType: ProvisionedThroughputExceededException`` and a body
@@ -78,7 +85,13 @@ first to the last call that served or stored data); for ListShards also ``shards
 counts a call when it arrives, so across a ``reset`` or a ``stats`` taken mid-call the two can differ by one). ``GET``/``POST /__proxy/limits``
 read and change the limits of a running proxy.
 
-The proxy speaks HTTP/1.1 only (no h2c), so SubscribeToShard is not proxied; it runs on 127.0.0.1 on a free
+HTTP/2 with prior knowledge (h2c), which the AWS SDK's Netty client uses for SubscribeToShard on a plain
+``http://`` endpoint, is told apart from HTTP/1.1 by the connection preface (RFC 9113 section 3.4). Such a
+connection is relayed byte for byte to the emulator while ``kinesis:SubscribeToShard`` is allowed (its requests
+are counted under their operation), and otherwise answered by the proxy itself: each request gets the
+AccessDeniedException answer on its stream, before any event stream starts. A change of ``allowed_actions``
+closes the open HTTP/2 connections, so the client's next ones are judged by the new policy. No other limit applies
+to HTTP/2 (SubscribeToShard's 5-second rule is the emulator's). The proxy runs on 127.0.0.1 on a free
 port, in a subprocess by default (so a client in the same Python process does not share its GIL) or in a
 background thread. Run it by hand with ``python tests-integration/harness/limits_proxy.py --target URL``.
 """
@@ -106,9 +119,11 @@ import tempfile
 import threading
 import time
 from datetime import datetime, timezone
+import urllib.parse
 import urllib.request
 import uuid
 from collections.abc import Callable
+from xml.sax.saxutils import escape as xml_escape
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -119,6 +134,10 @@ from aiohttp import web
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
+from h2.config import H2Configuration
+from h2.connection import H2Connection
+from h2.events import ConnectionTerminated, DataReceived, RequestReceived, StreamEnded
+from h2.exceptions import ProtocolError
 from multidict import CIMultiDict
 
 MIB = 1024 * 1024
@@ -134,6 +153,10 @@ FAULT_STATUS = {"InternalFailure": 500, "ServiceUnavailable": 503}
 CONNECTION_RESET = "ConnectionReset"
 # A fault only calls with a pagination token can meet.
 EXPIRED_NEXT_TOKEN = "ExpiredNextTokenException"
+# The counters kept per operation over all shards (see the module documentation).
+OPERATION_COUNTERS = (
+    "calls", "throttled_calls", "faulted_calls", "denied_calls", "bytes", "cbor_calls", "trimmed_records"
+)
 ITERATOR_LIFETIME_S = 300.0  # Kinesis expires a shard iterator 5 minutes after issuing it
 WINDOW_S = 1.0
 UNKNOWN = "?"
@@ -184,6 +207,8 @@ class Limits:
     trim_horizon_ms: float | None = None
     # Shard ids left out of ListShards responses.
     omit_shards: list[str] | None = None
+    # The IAM actions the caller may perform ("kinesis:GetRecords", "sts:AssumeRole"); None: every action.
+    allowed_actions: list[str] | None = None
 
     @classmethod
     def disabled(cls) -> Limits:
@@ -366,6 +391,33 @@ def _stream_name(request: dict) -> str:
 
 
 SIGV4_CREDENTIAL = re.compile(r"Credential=([^/,\s]+)/")
+# The credential scope of a SigV4 signature: key/date/region/service/aws4_request.
+SIGV4_SERVICE = re.compile(r"Credential=[^/,\s]+/[^/]+/[^/]+/([^/]+)/aws4_request")
+# Who the proxy says was denied: the tests' callers stand for one IAM user of the emulator's account.
+PRINCIPAL_NAME = "kinesis-spark-tests"
+ACCESS_DENIED = "AccessDeniedException"
+# Kinesis operations whose resource is a consumer (the Service Authorization Reference lists the resource type
+# "consumer" for them: https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonkinesisdatastreams.html).
+CONSUMER_OPERATIONS = frozenset({"DescribeStreamConsumer", "DeregisterStreamConsumer", "SubscribeToShard"})
+# The first bytes of an HTTP/2 connection with prior knowledge (RFC 9113 section 3.4).
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+
+def access_denied_message(principal: str, action: str, resource: str) -> str:
+    """AWS's message for an implicit deny (no policy allows the action), in the format of the IAM User Guide's
+    "Troubleshoot access denied error messages"
+    (https://docs.aws.amazon.com/IAM/latest/UserGuide/troubleshoot_access-denied.html): "User user is not authorized
+    to perform action on resource because no type policy allows the action action"."""
+    return (
+        f"User: {principal} is not authorized to perform: {action} on resource: {resource} "
+        f"because no identity-based policy allows the {action} action"
+    )
+
+
+def _signed_service(request: web.Request) -> str:
+    """The service a request was signed for (``kinesis``, ``sts``), from its SigV4 credential scope."""
+    match = SIGV4_SERVICE.search(request.headers.get("Authorization", ""))
+    return match.group(1) if match else ""
 
 # --------------------------------------------------------------------------------------------------------
 # The proxy
@@ -406,6 +458,10 @@ class _Proxy:
         # Access key id -> {"calls", "with_session_token"}: which credentials signed the requests.
         self.signers: dict[str, dict[str, int]] = {}
         self.session: aiohttp.ClientSession | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.server: asyncio.base_events.Server | None = None
+        # Open HTTP/2 connections, closed when the policy changes (each is judged by the policy it opened under).
+        self.h2_connections: set[_H2Front] = set()
 
     # ---- state helpers (called with the lock held)
 
@@ -422,12 +478,18 @@ class _Proxy:
         return stats
 
     def _total(
-        self, op: str, calls: int = 0, throttled: int = 0, size: int = 0, cbor: int = 0, faulted: int = 0
+        self,
+        op: str,
+        calls: int = 0,
+        throttled: int = 0,
+        size: int = 0,
+        cbor: int = 0,
+        faulted: int = 0,
+        denied: int = 0,
     ) -> None:
-        total = self.op_totals.setdefault(
-            op, {"calls": 0, "throttled_calls": 0, "faulted_calls": 0, "bytes": 0, "cbor_calls": 0, "trimmed_records": 0}
-        )
+        total = self.op_totals.setdefault(op, dict.fromkeys(OPERATION_COUNTERS, 0))
         total["calls"] += calls
+        total["denied_calls"] += denied
         total["throttled_calls"] += throttled
         total["faulted_calls"] += faulted
         total["bytes"] += size
@@ -486,7 +548,119 @@ class _Proxy:
     def set_limits(self, **changes: Any) -> dict:
         with self.lock:
             self.limits = self.limits.updated(**changes)
-            return dataclasses.asdict(self.limits)
+            limits = dataclasses.asdict(self.limits)
+        if "allowed_actions" in changes and self.loop is not None:
+            self.loop.call_soon_threadsafe(self._close_h2_connections)
+        return limits
+
+    def _close_h2_connections(self) -> None:
+        for connection in list(self.h2_connections):
+            connection.close()
+
+    # ---- IAM policy
+
+    @property
+    def principal(self) -> str:
+        return f"arn:aws:iam::{self.account_id}:user/{PRINCIPAL_NAME}"
+
+    def allows(self, action: str) -> bool:
+        allowed = self.limits.allowed_actions
+        return allowed is None or action in allowed
+
+    def _resource(self, op: str, document: dict) -> str:
+        """The ARN a Kinesis call acts on, as its IAM action's resource type names it: the consumer for
+        :data:`CONSUMER_OPERATIONS`, the stream otherwise (GetRecords' stream is its iterator's)."""
+        if op in CONSUMER_OPERATIONS and document.get("ConsumerARN"):
+            return str(document["ConsumerARN"])
+        stream = _stream_name(document)
+        if stream == UNKNOWN and document.get("ShardIterator"):
+            with self.lock:
+                stream = self.iterators.get(document["ShardIterator"], (UNKNOWN,))[0]
+        if stream == UNKNOWN:
+            return "*"
+        arn = str(document.get("StreamARN") or f"arn:aws:kinesis:{self.region}:{self.account_id}:stream/{stream}")
+        if op in CONSUMER_OPERATIONS and document.get("ConsumerName"):
+            return f"{arn}/consumer/{document['ConsumerName']}"
+        return arn
+
+    async def _denied(self, request: web.Request, op: str, cbor: bool) -> web.Response | None:
+        """The answer to a call the policy does not allow (see :attr:`Limits.allowed_actions`), or None."""
+        if self.limits.allowed_actions is None or request.path.startswith("/__proxy/"):
+            return None
+        body = await request.read()
+        if _signed_service(request) == "sts":
+            params = dict(urllib.parse.parse_qsl(body.decode(errors="replace")))
+            name = params.get("Action") or request.headers.get("X-Amz-Target", "").rpartition(".")[2]
+            action = f"sts:{name}"
+            if self.allows(action):
+                return None
+            with self.lock:
+                self._total(name, calls=1, denied=1)
+            return self._sts_denied(action, params.get("RoleArn", "*"))
+        if not op or self.allows(f"kinesis:{op}"):
+            return None
+        try:
+            document = _decode(body, cbor, request=True)
+        except Exception:
+            document = {}
+        resource = self._resource(op, document if isinstance(document, dict) else {})
+        with self.lock:
+            self._total(op, calls=1, denied=1, cbor=int(cbor))
+        return self._error(cbor, ACCESS_DENIED, access_denied_message(self.principal, f"kinesis:{op}", resource))
+
+    def _sts_denied(self, action: str, resource: str) -> web.Response:
+        """STS's answer to a denied call: error code ``AccessDenied`` in the XML error of STS's Query protocol
+        (the service model's ``"protocol":"query"`` and ``xmlNamespace``), with HTTP 403, which STS's
+        DecodeAuthorizationMessage reference gives for a request its caller is not authorized to make
+        (https://docs.aws.amazon.com/STS/latest/APIReference/API_DecodeAuthorizationMessage.html); the AWS CLI shows
+        it as "An error occurred (AccessDenied) when calling the AssumeRole operation: User: ... is not authorized to
+        perform: sts:AssumeRole on resource: ..."."""
+        message = access_denied_message(self.principal, action, resource)
+        body = (
+            '<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><Error><Type>Sender</Type>'
+            f"<Code>AccessDenied</Code><Message>{xml_escape(message)}</Message></Error>"
+            f"<RequestId>{uuid.uuid4()}</RequestId></ErrorResponse>"
+        )
+        return web.Response(
+            status=403, body=body.encode(), headers={"Content-Type": "text/xml", "x-amzn-RequestId": str(uuid.uuid4())}
+        )
+
+    def h2_answer(self, headers: dict[str, str], body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+        """The proxy's own answer to a request on an HTTP/2 connection it does not relay (its policy denies
+        ``kinesis:SubscribeToShard``): AccessDeniedException as for HTTP/1.1, on the request's stream, before any
+        event stream starts."""
+        target = headers.get("x-amz-target", "")
+        op = target.removeprefix(TARGET_PREFIX)
+        cbor = headers.get("content-type", "").split(";")[0].strip().lower() == CBOR_TYPE
+        try:
+            document = _decode(body, cbor, request=True)
+        except Exception:
+            document = {}
+        action = f"kinesis:{op}"
+        with self.lock:
+            self._total(op, calls=1, denied=int(not self.allows(action)), cbor=int(cbor))
+        if self.allows(action):  # not SubscribeToShard, which is all the AWS SDK sends over HTTP/2
+            code, status = "InternalFailure", 501
+            message = f"the limits proxy relays HTTP/2 only while kinesis:SubscribeToShard is allowed, not {op}"
+        else:
+            code, status = ACCESS_DENIED, 400
+            resource = self._resource(op, document if isinstance(document, dict) else {})
+            message = access_denied_message(self.principal, action, resource)
+        payload = _encode({"__type": code, "message": message}, cbor)
+        response_headers = [
+            ("content-type", CBOR_TYPE if cbor else JSON_TYPE),
+            ("x-amzn-errortype", code),
+            ("x-amzn-requestid", str(uuid.uuid4())),
+            ("content-length", str(len(payload))),
+        ]
+        return status, response_headers, payload
+
+    def h2_relayed(self, headers: dict[str, str]) -> None:
+        """Counts a request relayed to the emulator over HTTP/2."""
+        target = headers.get("x-amz-target", "")
+        op = target.removeprefix(TARGET_PREFIX)
+        with self.lock:
+            self._total(op or "HTTP/2 " + headers.get(":path", ""), calls=1)
 
     # ---- HTTP
 
@@ -509,6 +683,9 @@ class _Proxy:
             "PutRecords": self._put_records,
         }.get(op)
         cbor = request.headers.get("Content-Type", "").split(";")[0].strip().lower() == CBOR_TYPE
+        denied = await self._denied(request, op, cbor)
+        if denied is not None:
+            return denied
         fault = self._fault(op)
         if fault == EXPIRED_NEXT_TOKEN and not _has_next_token(await request.read(), cbor):
             fault = None
@@ -991,13 +1168,154 @@ class _Proxy:
         app.router.add_route("*", "/{tail:.*}", self.handle)
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
-        await web.SockSite(runner, sock).start()
+        self.loop = asyncio.get_running_loop()
+        http1 = runner.server
+        assert http1 is not None
+        self.server = await self.loop.create_server(lambda: _Sniffer(self, http1), sock=sock)
         return runner
 
     async def close(self, runner: web.AppRunner) -> None:
+        if self.server is not None:
+            self.server.close()
+        self._close_h2_connections()
         await runner.cleanup()
         if self.session is not None:
             await self.session.close()
+
+
+class _Sniffer(asyncio.Protocol):
+    """The first bytes of a connection tell HTTP/2 with prior knowledge (the preface) from HTTP/1.1; the
+    connection is then handed to the protocol that speaks it (aiohttp's handler, or :class:`_H2Front`)."""
+
+    def __init__(self, proxy: _Proxy, http1: Callable[[], asyncio.Protocol]) -> None:
+        self.proxy, self.http1 = proxy, http1
+        self.buffer = b""
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        assert self.transport is not None
+        self.buffer += data
+        head = self.buffer[: len(H2_PREFACE)]
+        if len(head) < len(H2_PREFACE) and H2_PREFACE.startswith(head):
+            return  # not yet decided
+        protocol: asyncio.Protocol = _H2Front(self.proxy) if head == H2_PREFACE else self.http1()
+        self.transport.set_protocol(protocol)
+        protocol.connection_made(self.transport)
+        protocol.data_received(self.buffer)
+
+
+class _H2Front(asyncio.Protocol):
+    """One HTTP/2 connection from a client. While the policy allows ``kinesis:SubscribeToShard`` its bytes are
+    relayed both ways to the emulator untouched (event streams included), read on the side only to count the
+    requests; otherwise the proxy is the HTTP/2 server and answers each request itself (:meth:`_Proxy.h2_answer`)."""
+
+    def __init__(self, proxy: _Proxy) -> None:
+        self.proxy = proxy
+        self.relay = proxy.allows("kinesis:SubscribeToShard")
+        self.h2: H2Connection | None = H2Connection(H2Configuration(client_side=False, header_encoding="utf-8"))
+        self.requests: dict[int, tuple[dict[str, str], bytearray]] = {}
+        self.transport: asyncio.Transport | None = None
+        self.upstream: asyncio.StreamWriter | None = None
+        self.pending = bytearray()  # client bytes that came before the emulator's connection was open
+        self.task: asyncio.Task[None] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.proxy.h2_connections.add(self)
+        if self.relay:
+            self.task = asyncio.ensure_future(self._relay())
+        else:
+            assert self.h2 is not None
+            self.h2.initiate_connection()
+            self._flush()
+
+    def data_received(self, data: bytes) -> None:
+        if self.relay:
+            if self.upstream is None:
+                self.pending += data
+            else:
+                self.upstream.write(data)
+            self._observe(data)
+            return
+        assert self.h2 is not None
+        try:
+            events = self.h2.receive_data(data)
+        except ProtocolError:
+            self._flush()
+            self.close()
+            return
+        for event in events:
+            self._serve(event)
+        self._flush()
+
+    def _observe(self, data: bytes) -> None:
+        """Reads the relayed client bytes as a passive HTTP/2 server would, to count the requests; what it would
+        send is dropped (the emulator answers). Counting stops if the reading fails; relaying never does."""
+        if self.h2 is None:
+            return
+        try:
+            for event in self.h2.receive_data(data):
+                if isinstance(event, RequestReceived):
+                    self.proxy.h2_relayed(dict(event.headers))  # type: ignore[arg-type]
+                elif isinstance(event, DataReceived):
+                    self.h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            self.h2.data_to_send()
+        except Exception:
+            self.h2 = None
+
+    async def _relay(self) -> None:
+        assert self.transport is not None
+        target = urllib.parse.urlsplit(self.proxy.target)
+        try:
+            reader, writer = await asyncio.open_connection(target.hostname, target.port)
+        except OSError:
+            self.close()
+            return
+        writer.write(bytes(self.pending))
+        self.upstream = writer
+        try:
+            while data := await reader.read(65536):
+                self.transport.write(data)
+        except (OSError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+            self.close()
+
+    def _serve(self, event: object) -> None:
+        assert self.h2 is not None
+        if isinstance(event, RequestReceived):
+            self.requests[event.stream_id] = (dict(event.headers), bytearray())  # type: ignore[arg-type]
+        elif isinstance(event, DataReceived):
+            self.requests.get(event.stream_id, ({}, bytearray()))[1].extend(event.data)
+            self.h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+        elif isinstance(event, StreamEnded) and event.stream_id in self.requests:
+            headers, body = self.requests.pop(event.stream_id)
+            status, response_headers, payload = self.proxy.h2_answer(headers, bytes(body))
+            self.h2.send_headers(event.stream_id, [(":status", str(status)), *response_headers])
+            self.h2.send_data(event.stream_id, payload, end_stream=True)
+        elif isinstance(event, ConnectionTerminated):
+            self.close()
+
+    def _flush(self) -> None:
+        if self.h2 is not None and self.transport is not None and not self.relay:
+            self.transport.write(self.h2.data_to_send())
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.proxy.h2_connections.discard(self)
+        if self.upstream is not None:
+            self.upstream.close()
+        if self.task is not None:
+            self.task.cancel()
 
 
 def _listen() -> socket.socket:
@@ -1214,12 +1532,7 @@ class LimitsProxy:
         ``data_span_s``: seconds from the first to the last call that served or stored data."""
         stats = stats if stats is not None else self.stats()
         return {
-            "calls": 0,
-            "throttled_calls": 0,
-            "faulted_calls": 0,
-            "bytes": 0,
-            "cbor_calls": 0,
-            "trimmed_records": 0,
+            **dict.fromkeys(OPERATION_COUNTERS, 0),
             "data_span_s": 0.0,
             **stats["operations"].get(operation, {}),
         }
