@@ -110,6 +110,8 @@ lazy val connector = (project in file("connector-jvm"))
   )
   // Maven publishing of the shaded jar, for spark-submit --packages (project/Publishing.scala).
   .settings(Publishing.settings)
+  // The bundled libraries' licence and NOTICE texts, in the jar's META-INF (project/BundledLicenses.scala).
+  .settings(BundledLicenses.settings)
 
 // A tool of the tests, not shipped: checks that every Spark and Scala reference of the connector jar links against
 // a Spark line's jars (tests-integration/test_spark_linkage.py runs it for each line). Reads class files with ASM.

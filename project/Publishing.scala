@@ -30,8 +30,19 @@ object Publishing {
     publishTo := sys.env.get(PublishToVariable).filter(_.nonEmpty)
       .map(dir => ("kinesis-spark-directory" at new File(dir).getAbsoluteFile.toURI.toString): Resolver)
       .orElse(publishTo.value),
-    description := "Spark Structured Streaming connector for Amazon Kinesis Data Streams (shaded jar)."
+    description := "Spark Structured Streaming connector for Amazon Kinesis Data Streams (shaded jar).",
+    // What Maven Central requires of every POM (https://central.sonatype.org/publish/requirements/): name,
+    // description, URL, licence, developers and SCM. The same URL is in python/pyproject.toml's [project.urls].
+    licenses := Seq("Apache-2.0" -> url("https://www.apache.org/licenses/LICENSE-2.0.txt")),
+    homepage := Some(url(ProjectUrl)),
+    scmInfo := Some(ScmInfo(url(ProjectUrl), s"scm:git:$ProjectUrl.git", s"scm:git:$ProjectUrl.git")),
+    developers := List(Developer("kinesis-spark", "the kinesis-spark contributors", "", url(ProjectUrl))),
+    organizationName := "the kinesis-spark contributors",
+    organizationHomepage := Some(url(ProjectUrl))
   )
+
+  /** Where the project lives: the POM's URL and SCM, and the Python package's project URLs. */
+  val ProjectUrl = "https://github.com/kinesis-spark/kinesis-spark"
 
   /** Keeps the `provided` dependencies and Scala's library (made `provided`: Spark brings its own); drops the rest. */
   private object OnlyProvidedDependencies extends RuleTransformer(new RewriteRule {
