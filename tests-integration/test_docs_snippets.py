@@ -194,3 +194,11 @@ def test_included_files_are_run_by_their_own_test():
     for name in included:
         assert (ROOT / "docs" / "snippets" / name).is_file(), f"docs/snippets/{name} is included but missing"
         assert Path(name).name in tests, f"docs/snippets/{name} is included in the guide but run by no test"
+
+
+def test_the_readme_fits_a_first_read():
+    """The README is for a newcomer's first minutes (issue 34): at most 150 lines of at most 120 columns."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert len(lines) <= 150, f"README.md has {len(lines)} lines"
+    wide = [n for n, line in enumerate(lines, 1) if len(line) > 120]
+    assert not wide, f"README.md lines over 120 columns: {wide}"
