@@ -22,18 +22,34 @@ mkdir -p "$setup"
 # and say why), not the whole run.
 bash dev/ferrokinesis/install.sh > "$setup/ferrokinesis.out" 2> "$setup/ferrokinesis.log" &
 ferrokinesis_build=$!
+# nginx, the Maven repository the release tests deploy to (seconds; apt's package, unpacked into dev/nginx).
+bash dev/nginx/install.sh > "$setup/nginx.out" 2> "$setup/nginx.log" &
+nginx_install=$!
+release="$root/target/release"
 if [[ "${SKIP_JVM_BUILD:-0}" != 1 ]]; then
-  # connector/publish builds the assembly jar (its packageBin) and publishes it, as dev/publish-maven.sh does, into
-  # target/maven-repo: test_spark_submit.py reads it there on every Spark line instead of publishing again.
-  maven_repo="$root/target/maven-repo"
-  rm -rf "$maven_repo"
-  KINESIS_SPARK_PUBLISH_TO="$maven_repo" build/sbt connector/test connector/publish "++2.12 connector/test" \
+  # connector/publish builds the assembly jar (its packageBin) and publishes both Scala lines' artifacts into the
+  # release folder, as dev/release.sh does: the release tests (test_spark_submit.py, test_distribution.py) take
+  # that release, on every Spark line, instead of building one again.
+  rm -rf "$release"
+  KINESIS_SPARK_PUBLISH_TO="$release/maven" build/sbt connector/test connector/publish "++2.12 connector/test" \
     "++2.12 connector/publish" linkageCheck/assembly
-  export KINESIS_SPARK_MAVEN_REPO="$maven_repo"
 fi
-if [[ -f dev/build-python.sh ]]; then
+if [[ -d "$release/maven" ]]; then
+  # The rest of the release (signatures, checksums, the Central bundle, the wheel and the sdist), signed with a
+  # throwaway key made for this run, so that the tests check signatures as Maven Central would.
+  export GNUPGHOME="$root/target/gnupg"
+  rm -rf "$GNUPGHOME"
+  mkdir -m 700 -p "$GNUPGHOME"
+  gpg --batch --quiet --passphrase '' --quick-gen-key "kinesis-spark tests <tests@kinesis-spark.invalid>" \
+    ed25519 sign never 2>/dev/null
+  KINESIS_SPARK_GPG_KEY="$(gpg --batch --list-secret-keys --with-colons | awk -F: '$1 == "fpr" {print $10; exit}')"
+  export KINESIS_SPARK_GPG_KEY
+  bash dev/release.sh build "$release" --reuse-maven > /dev/null
+  export KINESIS_SPARK_RELEASE_DIR="$release"
+else
   bash dev/build-python.sh
 fi
+wait "$nginx_install" || { cat "$setup/nginx.log" >&2; echo "dev/test.sh: installing nginx failed; the release tests will fail" >&2; }
 # The Python environments: the main one first (it also installs uv, which the others then share), then the others
 # side by side (downloads and unpacking leave the cores part idle). One venv per other Spark line: the cross
 # build's (3.5), then each spark.also version (test_spark_linkage.py reads their pyspark jars; the line_smoke runs

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from harness.cluster import ClusterJob
 from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY, KinesisEmulator
 from harness.kinesis import Kinesis
 from harness.limits_proxy import LimitsProxy
+from harness.registries import STORAGE, Registries, release_dir, released
 from harness.reliability import write_report
 from harness.sink import BatchSink
 from harness.spark import local_spark
@@ -43,6 +45,19 @@ def spark() -> Iterator[SparkSession]:
     session = local_spark()
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every artifact of a release (``dev/release.sh build``): ``maven/``, ``python/``, ``central-bundle.zip``."""
+    return release_dir(tmp_path_factory.mktemp("release"))
+
+
+@pytest.fixture(scope="session")
+def registries(release: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registries]:
+    """A PyPI and a Maven repository on 127.0.0.1 holding the release, uploaded by ``dev/release.sh upload``."""
+    with ExitStack() as stack:
+        yield released(stack, release, STORAGE, tmp_path_factory.mktemp("registries"))
 
 
 @pytest.fixture

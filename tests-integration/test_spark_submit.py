@@ -1,15 +1,18 @@
-"""``spark-submit --packages``: the connector published by sbt (``bash dev/publish-maven.sh DIR``) into a Maven
-repository in a directory, resolved from there by Spark's own Ivy (a per-test ``spark.jars.ivy``, so nothing
-comes from or goes to ~/.ivy2), and used by a PySpark job against the emulator. Both artifacts are published
-(``_2.13`` for Spark 4, ``_2.12`` for Spark 3.5); the one of the installed pyspark's Scala version is used. The
-POM must list only what Spark provides; the shaded dependencies are inside the jar. ``KINESIS_SPARK_MAVEN_REPO``
-names a repository published already (dev/test.sh publishes once for every Spark line's run).
+"""``spark-submit --packages`` as users will run it once the connector is on Maven Central: the release built by
+``dev/release.sh build`` is deployed by ``dev/release.sh upload`` (a Maven deploy, as a release does) to a Maven
+repository over HTTP on 127.0.0.1 (harness/registries.py), resolved from there by Spark's own Ivy (a per-test
+``spark.jars.ivy``, so nothing comes from or goes to ~/.ivy2), and used by a PySpark job against the emulator. Both
+artifacts are released (``_2.13`` for Spark 4, ``_2.12`` for Spark 3.5); the one of the installed pyspark's Scala
+version is used. The POM must carry what Maven Central requires and list only what Spark provides; the shaded
+dependencies are inside the jar, with their licences.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import sys
+import urllib.request
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
@@ -17,35 +20,34 @@ from pathlib import Path
 import pyspark
 import pytest
 from harness.jobs import READ_STREAM_JOB, job_result, run_checked
-from harness.spark import REPO_ROOT, SCALA_BINARY
+from harness.registries import Registries
+from harness.spark import SCALA_BINARY
 
 POM_NS = {"m": "http://maven.apache.org/POM/4.0.0"}
 SUBMIT_TIMEOUT_S = 600
-# A Maven repository directory already holding what dev/publish-maven.sh publishes (set by dev/test.sh, which
-# publishes once per run); unset, the tests publish into a temporary directory themselves.
-PUBLISHED_VARIABLE = "KINESIS_SPARK_MAVEN_REPO"
+GROUP = "io.github.kinesis-spark"
+PROJECT_URL = "https://github.com/kinesis-spark/kinesis-spark"
+
+
+def version() -> str:
+    text = (Path(__file__).resolve().parents[1] / "versions.properties").read_text()
+    return next(line.split("=", 1)[1].strip() for line in text.splitlines() if line.startswith("kinesis-spark="))
+
+
+def artifact_url(registries: Registries, suffix: str) -> str:
+    artifact = f"kinesis-spark_{SCALA_BINARY}"
+    return f"{registries.maven}{GROUP.replace('.', '/')}/{artifact}/{version()}/{artifact}-{version()}{suffix}"
+
+
+def fetch(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=30) as response:
+        return response.read()
 
 
 @pytest.fixture(scope="module")
-def published(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ET.Element]:
-    """(the repository directory, the parsed POM of this pyspark's Scala version) after publishing with the
-    project's command."""
-    prebuilt = os.environ.get(PUBLISHED_VARIABLE, "")
-    if prebuilt:
-        # dev/test.sh published both artifacts with the same command, in the sbt run that built the jars: publishing
-        # again here (an sbt start and both Scala versions) would cost each Spark line's smoke run about 100 s.
-        repo = Path(prebuilt)
-        paths = [str(path) for path in repo.rglob("*.pom")]
-    else:
-        repo = tmp_path_factory.mktemp("maven") / "repo"
-        result = run_checked(
-            ["bash", str(REPO_ROOT / "dev" / "publish-maven.sh"), str(repo)], timeout=SUBMIT_TIMEOUT_S
-        )
-        paths = [line for line in result.stdout.splitlines() if line.endswith(".pom")]
-    poms = sorted(Path(path).name for path in paths)
-    assert [name.split("-")[1] for name in poms] == ["spark_2.12", "spark_2.13"], paths
-    [pom] = [Path(path) for path in paths if f"kinesis-spark_{SCALA_BINARY}-" in path]
-    return repo, ET.parse(pom).getroot()
+def pom(registries: Registries) -> ET.Element:
+    """The POM of this pyspark's Scala version, as the registry serves it after the deploy."""
+    return ET.fromstring(fetch(artifact_url(registries, ".pom")))
 
 
 def coordinates(pom: ET.Element) -> str:
@@ -53,26 +55,66 @@ def coordinates(pom: ET.Element) -> str:
 
 
 @pytest.mark.line_smoke
-def test_the_pom_lists_only_what_spark_provides(published):
-    repo, pom = published
-    group, artifact, version = coordinates(pom).split(":")
-    assert artifact == f"kinesis-spark_{SCALA_BINARY}"
+def test_the_pom_carries_what_maven_central_requires_and_only_what_spark_provides(pom: ET.Element):
+    assert coordinates(pom) == f"{GROUP}:kinesis-spark_{SCALA_BINARY}:{version()}"
     dependencies = {
         (d.findtext("m:artifactId", namespaces=POM_NS), d.findtext("m:scope", namespaces=POM_NS))
         for d in pom.iterfind("m:dependencies/m:dependency", POM_NS)
     }
     assert dependencies == {(f"spark-sql_{SCALA_BINARY}", "provided"), ("scala-library", "provided")}
-
-    jar = repo.joinpath(*group.split("."), artifact, version, f"{artifact}-{version}.jar")
-    names = set(zipfile.ZipFile(jar).namelist())
-    assert "io/kinesisspark/KinesisSourceProvider.class" in names
-    assert any(name.startswith("io/kinesisspark/shaded/awssdk/services/kinesis/") for name in names)
-    assert not any(name.startswith(("software/amazon/", "io/netty/", "com/google/protobuf/")) for name in names)
+    # https://central.sonatype.org/publish/requirements/#required-pom-metadata
+    text = {field: pom.findtext(path, namespaces=POM_NS) for field, path in {
+        "name": "m:name", "description": "m:description", "url": "m:url",
+        "licence": "m:licenses/m:license/m:name", "licence url": "m:licenses/m:license/m:url",
+        "developer": "m:developers/m:developer/m:name", "scm": "m:scm/m:url", "connection": "m:scm/m:connection",
+    }.items()}  # fmt: skip
+    assert text == {
+        "name": "kinesis-spark",
+        "description": "Spark Structured Streaming connector for Amazon Kinesis Data Streams (shaded jar).",
+        "url": PROJECT_URL,
+        "licence": "Apache-2.0",
+        "licence url": "https://www.apache.org/licenses/LICENSE-2.0.txt",
+        "developer": "the kinesis-spark contributors",
+        "scm": PROJECT_URL,
+        "connection": f"scm:git:{PROJECT_URL}.git",
+    }
 
 
 @pytest.mark.line_smoke
-def test_spark_submit_packages_reads_a_stream(published, kinesis, stream, emulator, tmp_path):
-    repo, pom = published
+def test_the_deployed_jars_carry_the_licences_of_all_they_bundle(registries: Registries):
+    jar = zipfile.ZipFile(io.BytesIO(fetch(artifact_url(registries, ".jar"))))
+    names = set(jar.namelist())
+    assert "io/kinesisspark/KinesisSourceProvider.class" in names
+    assert any(name.startswith("io/kinesisspark/shaded/awssdk/services/kinesis/") for name in names)
+    assert not any(name.startswith(("software/amazon/", "io/netty/", "com/google/protobuf/")) for name in names)
+    licence = jar.read("META-INF/LICENSE").decode()
+    notice = jar.read("META-INF/NOTICE").decode()
+    repository_licence = (Path(__file__).resolve().parents[1] / "LICENSE").read_text()
+    assert licence.startswith(repository_licence.rstrip()), licence[:500]
+    # Every bundled library is listed with its licence; the shaded packages say which libraries are inside.
+    for library, shaded in [
+        ("software.amazon.awssdk:kinesis:", "io/kinesisspark/shaded/awssdk/services/kinesis/"),
+        ("io.netty:netty-codec-http2:", "io/kinesisspark/shaded/netty/handler/codec/http2/"),
+        ("com.google.protobuf:protobuf-java:", "io/kinesisspark/shaded/protobuf/"),
+        ("org.apache.httpcomponents:httpclient:", "io/kinesisspark/shaded/apachehttp/client/"),
+        ("org.reactivestreams:reactive-streams:", "io/kinesisspark/shaded/reactivestreams/"),
+    ]:
+        assert any(name.startswith(shaded) for name in names), shaded
+        assert f"\n{library}" in licence, library
+    # The AWS SDK's NOTICE, which the Apache License asks a redistribution to pass on, and protobuf's BSD terms.
+    assert "AWS SDK for Java 2.0" in notice and "Copyright Amazon.com, Inc." in notice, notice[:2000]
+    texts = {name: jar.read(name).decode() for name in names if name.startswith("META-INF/licenses/")}
+    assert any("Copyright 2008 Google Inc." in text for text in texts.values()), sorted(texts)
+    for listed in {line.split("Its texts: ")[1] for line in licence.splitlines() if "Its texts: " in line}:
+        for path in listed.split(", "):
+            assert path in texts, path
+    # Only the generated files speak for the jar: no library's own licence file left at the top of META-INF.
+    assert not [n for n in names if n.startswith("META-INF/") and n.count("/") == 1 and "LICENSE" in n.upper()
+                and n != "META-INF/LICENSE"]
+
+
+@pytest.mark.line_smoke
+def test_spark_submit_packages_reads_a_stream(registries: Registries, pom, kinesis, stream, emulator, tmp_path):
     name = stream(2)
     sent = sorted(f"submitted-{i}" for i in range(30))
     kinesis.put_records(name, [(f"key-{i}", data.encode()) for i, data in enumerate(sent)])
@@ -91,7 +133,7 @@ def test_spark_submit_packages_reads_a_stream(published, kinesis, stream, emulat
             str(spark_home / "bin" / "spark-submit"),
             "--master", "local[1]",
             "--packages", coordinates(pom),
-            "--repositories", repo.as_uri(),
+            "--repositories", registries.maven,
             "--conf", f"spark.jars.ivy={ivy}",
             str(READ_STREAM_JOB), emulator.endpoint, name,
         ],  # fmt: skip
@@ -102,8 +144,8 @@ def test_spark_submit_packages_reads_a_stream(published, kinesis, stream, emulat
     output = job_result(result)
     assert output["records"] == sent
     # The connector came from --packages (Ivy's copy under spark.jars.ivy), not from the pip package's jar:
-    # configure() saw it loaded and added nothing. Ivy found it in the repository given (the first of
+    # configure() saw it loaded and added nothing. Ivy found it in the HTTP repository given (the first of
     # --repositories is "repo-1"), not in a local Maven or Ivy cache.
     assert str(ivy) in output["connector_jar"], output["connector_jar"]
-    group, artifact, version = coordinates(pom).split(":")
-    assert f"found {group}#{artifact};{version} in repo-1" in result.stderr, result.stderr[-3000:]
+    group, artifact, released = coordinates(pom).split(":")
+    assert f"found {group}#{artifact};{released} in repo-1" in result.stderr, result.stderr[-3000:]
