@@ -1,23 +1,19 @@
 #!/usr/bin/env bash
 # Puts the assembled connector jars and versions.properties inside the Python package (python/src/kinesis_spark/,
 # all gitignored), so an editable install, an sdist or a wheel carries them: one jar per Spark line, the Spark 4.x
-# one (Scala 2.13) and the Spark 3.5 one (Scala 2.12); the package picks the one of the installed pyspark. With
-# --wheel, also builds the wheel into python/dist/, and then both jars must exist. Without it, a missing Spark 3.5
-# jar is only warned about (enough for working on Spark 4 alone). Builds no jar itself: run
-# `build/sbt connector/assembly "++2.12 connector/assembly"` first.
+# one (Scala 2.13) and the Spark 3.5 one (Scala 2.12); the package picks the one of the installed pyspark. A
+# missing Spark 3.5 jar is only warned about (enough for working on Spark 4 alone). Builds no jar itself: run
+# `build/sbt connector/assembly "++2.12 connector/assembly"` first. The wheel and the sdist: dev/release.sh build.
 #
-# Usage: dev/build-python.sh [--wheel]      (PYTHON selects the interpreter for --wheel; default python3)
+# Usage: dev/build-python.sh
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-python="${PYTHON:-python3}"
 package="$root/python/src/kinesis_spark"
 
-wheel=false
 for arg in "$@"; do
   case "$arg" in
-    --wheel) wheel=true ;;
-    -h|--help) sed -n '2,8s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
-    *) echo "dev/build-python.sh: unknown argument '$arg' (usage: dev/build-python.sh [--wheel])" >&2; exit 2 ;;
+    -h|--help) sed -n '2,7s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "dev/build-python.sh: unknown argument '$arg' (usage: dev/build-python.sh)" >&2; exit 2 ;;
   esac
 done
 
@@ -29,8 +25,7 @@ property() {
 }
 version="$(property kinesis-spark)"
 
-# The jar of each Spark line, as "<scala key>:<command that builds it>"; the first is required, the second (cross)
-# only for a wheel.
+# The jar of each Spark line, as "<scala key>:<command that builds it>"; the first is required.
 lines=("scala:build/sbt connector/assembly" "cross.scala:build/sbt \"++2.12 connector/assembly\"")
 jars=()
 sources=()
@@ -41,7 +36,7 @@ for entry in "${lines[@]}"; do
   jar_name="kinesis-spark-assembly_${scala_binary}-${version}.jar"
   jar="$root/connector-jvm/target/scala-${scala_binary}/$jar_name"
   if [[ ! -f "$jar" ]]; then
-    if [[ "$key" == scala ]] || $wheel; then
+    if [[ "$key" == scala ]]; then
       echo "dev/build-python.sh: ${jar#"$root"/} not found; build it first with: $build" >&2
       exit 1
     fi
@@ -62,21 +57,3 @@ rm -f "$package/jars/"*.jar
 cp "${sources[@]}" "$package/jars/"
 cp "$root/versions.properties" "$package/versions.properties"
 echo "dev/build-python.sh: bundled ${jars[*]} and versions.properties into ${package#"$root"/}" >&2
-
-if $wheel; then
-  # setuptools reuses python/build/ between runs and would package jars deleted above; start clean.
-  rm -rf "$root/python/build"
-  mkdir -p "$root/python/dist"
-  rm -f "$root/python/dist/kinesis_spark-${version}-"*.whl
-  "$python" -m pip wheel --no-deps --disable-pip-version-check -w "$root/python/dist" "$root/python" >&2
-  whl="$(ls "$root/python/dist/kinesis_spark-${version}-"*.whl)"
-  "$python" - "$whl" "${jars[@]/#/kinesis_spark/jars/}" <<'PY'
-import sys, zipfile
-whl, jars = sys.argv[1], sys.argv[2:]
-names = zipfile.ZipFile(whl).namelist()
-missing = [n for n in (*jars, "kinesis_spark/versions.properties", "kinesis_spark/py.typed") if n not in names]
-if missing:
-    sys.exit(f"dev/build-python.sh: {whl} lacks {', '.join(missing)}")
-PY
-  echo "$whl"
-fi

@@ -170,6 +170,24 @@ def test_without_the_extra_pip_installs_no_spark_and_the_package_says_what_is_mi
     assert 'pip install "kinesis-spark[pyspark]"' in out[1], out
 
 
+def test_the_pyspark_extra_brings_a_supported_pyspark_into_a_fresh_venv(
+    wheel: Path, tmp_path_factory: pytest.TempPathFactory
+):
+    # What `pip install "kinesis_spark-...whl[pyspark]"` would install in an environment without Spark (the README's
+    # line for a fresh environment): the package and a pyspark of the range the package supports.
+    venv = new_venv(tmp_path_factory)
+    report = run_checked([str(venv / "bin" / "python"), "-m", "pip", "install", "--dry-run", "--quiet",
+                          "--disable-pip-version-check", "--report", "-", f"{wheel}[pyspark]"], env=clean_env())
+    installs = {item["metadata"]["name"].lower(): item["metadata"]["version"]
+                for item in json.loads(report.stdout)["install"]}
+    assert installs["kinesis-spark"] == VERSION, installs
+    properties = dict(line.split("=", 1) for line in (REPO_ROOT / "versions.properties").read_text().splitlines()
+                      if "=" in line and not line.startswith("#"))
+    lines = [properties["spark"], properties["cross.spark"], *properties["spark.also"].split(",")]
+    supported = {".".join(line.strip().split(".")[:2]) for line in lines}
+    assert ".".join(installs["pyspark"].split(".")[:2]) in supported, (installs, supported)
+
+
 LINE_VENVS = sorted(REPO_ROOT.glob(".venv-spark*")) + [REPO_ROOT / ".venv-connect"]
 
 

@@ -113,8 +113,16 @@ def test_the_deployed_jars_carry_the_licences_of_all_they_bundle(registries: Reg
                 and n != "META-INF/LICENSE"]
 
 
-@pytest.mark.line_smoke
-def test_spark_submit_packages_reads_a_stream(registries: Registries, pom, kinesis, stream, emulator, tmp_path):
+@pytest.mark.parametrize(
+    "repository",
+    # Over HTTP, from the repository the release was deployed to, on every Spark line; from the release folder itself
+    # (the README's line for today, before anything is published), on the main line.
+    [pytest.param("deployed", marks=pytest.mark.line_smoke), "release folder"],
+)
+def test_spark_submit_packages_reads_a_stream(
+    repository: str, registries: Registries, release: Path, pom, kinesis, stream, emulator, tmp_path
+):
+    repositories = registries.maven if repository == "deployed" else (release / "maven").as_uri()
     name = stream(2)
     sent = sorted(f"submitted-{i}" for i in range(30))
     kinesis.put_records(name, [(f"key-{i}", data.encode()) for i, data in enumerate(sent)])
@@ -133,7 +141,7 @@ def test_spark_submit_packages_reads_a_stream(registries: Registries, pom, kines
             str(spark_home / "bin" / "spark-submit"),
             "--master", "local[1]",
             "--packages", coordinates(pom),
-            "--repositories", registries.maven,
+            "--repositories", repositories,
             "--conf", f"spark.jars.ivy={ivy}",
             str(READ_STREAM_JOB), emulator.endpoint, name,
         ],  # fmt: skip
@@ -144,7 +152,7 @@ def test_spark_submit_packages_reads_a_stream(registries: Registries, pom, kines
     output = job_result(result)
     assert output["records"] == sent
     # The connector came from --packages (Ivy's copy under spark.jars.ivy), not from the pip package's jar:
-    # configure() saw it loaded and added nothing. Ivy found it in the HTTP repository given (the first of
+    # configure() saw it loaded and added nothing. Ivy found it in the repository given (the first of
     # --repositories is "repo-1"), not in a local Maven or Ivy cache.
     assert str(ivy) in output["connector_jar"], output["connector_jar"]
     group, artifact, released = coordinates(pom).split(":")
