@@ -96,10 +96,13 @@ build() {
     jar="connector-jvm/target/scala-$scala/kinesis-spark-assembly_$scala-$version.jar"
     [[ -f "$jar" ]] || die "$jar not found: build it with build/sbt connector/assembly \"++2.12 connector/assembly\""
   done
-  bash dev/build-python.sh
-  rm -rf "$dir/python" "$root/python/build"
-  "$tools/bin/python" -m build --sdist --wheel --outdir "$dir/python" "$root/python" >"$dir/python-build.log" 2>&1 \
-    || { cat "$dir/python-build.log" >&2; die "building the wheel and sdist failed"; }
+  # The lock dev/python-env.sh takes for its editable installs, which write into python/ too (dev/test.sh makes
+  # the environments while this runs).
+  # (&&: set -e does not apply inside a subshell on the left of ||.)
+  (
+    flock 9 && bash dev/build-python.sh && rm -rf "$dir/python" "$root/python/build" &&
+      "$tools/bin/python" -m build --sdist --wheel --outdir "$dir/python" "$root/python" >"$dir/python-build.log" 2>&1
+  ) 9>"$root/.venv-tools.lock" || { cat "$dir/python-build.log" >&2; die "building the wheel and sdist failed"; }
   "$tools/bin/twine" check --strict "$dir/python/"* >&2
   { find "$dir/python" -type f; echo "$dir/central-bundle.zip"; find "$dir/maven" -name "*.pom"; } | sort
 }

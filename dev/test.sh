@@ -12,8 +12,19 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
+# Each phase's wall time, printed as it ends and again in the summary: CI's budget is 60 minutes on a fresh machine.
+phase_name="" phase_start=$SECONDS run_start=$SECONDS phase_times=()
+phase() {  # phase NAME: ends the current phase (if any) and starts NAME
+  if [[ -n "$phase_name" ]]; then
+    phase_times+=("$(printf '%5d s  %s' $((SECONDS - phase_start)) "$phase_name")")
+    echo "== $(date +%T) done in $((SECONDS - phase_start)) s: $phase_name" >&2
+  fi
+  phase_name="$1" phase_start=$SECONDS
+  [[ -z "$1" ]] || echo "== $(date +%T) $1" >&2
+}
+phase "prerequisites"
 bash dev/prerequisites.sh
-echo "== $(date +%T) set-up" >&2
+phase "sbt: Scala unit tests and jars of both Scala lines (ferrokinesis and nginx build alongside)"
 # Output of the jobs run alongside others (the ferrokinesis build, the Python environments, the smoke lines).
 setup="$root/target/setup"
 mkdir -p "$setup"
@@ -25,6 +36,22 @@ ferrokinesis_build=$!
 # nginx, the Maven repository the release tests deploy to (seconds; apt's package, unpacked into dev/nginx).
 bash dev/nginx/install.sh > "$setup/nginx.out" 2> "$setup/nginx.log" &
 nginx_install=$!
+# The Python environments, made while sbt compiles (they are mostly downloads and unpacking, sbt mostly one core of
+# scalac): the main one (.venv) and one per other Spark line: the cross build's (3.5), then each spark.also version
+# (test_spark_linkage.py reads their pyspark jars; the line_smoke runs below use them), and a Spark Connect client
+# environment (pyspark-client and the package) for test_spark_connect.py's client code. They share uv, which the
+# first to need it installs (dev/python-env.sh serializes that, and the editable builds of python/, with a lock).
+env_args=("" "--cross")
+for version in $(sed -n 's/^spark\.also *= *//p' versions.properties | tr ',' ' '); do
+  env_args+=("--line $version")
+done
+env_args+=("--connect-client")
+env_jobs=()
+for i in "${!env_args[@]}"; do
+  # shellcheck disable=SC2086  # "--line VERSION" is two arguments
+  bash dev/python-env.sh ${env_args[$i]} > "$setup/env-$i.out" 2> "$setup/env-$i.log" &
+  env_jobs+=($!)
+done
 release="$root/target/release"
 if [[ "${SKIP_JVM_BUILD:-0}" != 1 ]]; then
   # connector/publish builds the assembly jar (its packageBin) and publishes both Scala lines' artifacts into the
@@ -34,6 +61,7 @@ if [[ "${SKIP_JVM_BUILD:-0}" != 1 ]]; then
   KINESIS_SPARK_PUBLISH_TO="$release/maven" build/sbt connector/test connector/publish "++2.12 connector/test" \
     "++2.12 connector/publish" linkageCheck/assembly
 fi
+phase "the release, the Python environments, the emulators"
 if [[ -d "$release/maven" ]]; then
   # The rest of the release (signatures, checksums, the Central bundle, the wheel and the sdist), signed with a
   # throwaway key made for this run, so that the tests check signatures as Maven Central would.
@@ -50,28 +78,15 @@ else
   bash dev/build-python.sh
 fi
 wait "$nginx_install" || { cat "$setup/nginx.log" >&2; echo "dev/test.sh: installing nginx failed; the release tests will fail" >&2; }
-# The Python environments: the main one first (it also installs uv, which the others then share), then the others
-# side by side (downloads and unpacking leave the cores part idle). One venv per other Spark line: the cross
-# build's (3.5), then each spark.also version (test_spark_linkage.py reads their pyspark jars; the line_smoke runs
-# below use them), and a Spark Connect client environment (pyspark-client and the package) for
-# test_spark_connect.py's client code.
-venv="$(bash dev/python-env.sh)"
-env_args=("--cross")
-for version in $(sed -n 's/^spark\.also *= *//p' versions.properties | tr ',' ' '); do
-  env_args+=("--line $version")
-done
-env_args+=("--connect-client")
-env_jobs=()
-for i in "${!env_args[@]}"; do
-  # shellcheck disable=SC2086  # "--line VERSION" is two arguments
-  bash dev/python-env.sh ${env_args[$i]} > "$setup/env-$i.out" 2> "$setup/env-$i.log" &
-  env_jobs+=($!)
-done
 line_venvs=()
 for i in "${!env_args[@]}"; do
   wait "${env_jobs[$i]}" \
     || { cat "$setup/env-$i.log" >&2; echo "dev/test.sh: dev/python-env.sh ${env_args[$i]} failed" >&2; exit 1; }
-  [[ "${env_args[$i]}" == --connect-client ]] || line_venvs+=("$(cat "$setup/env-$i.out")")
+  case "${env_args[$i]}" in
+    "") venv="$(cat "$setup/env-$i.out")" ;;
+    --connect-client) ;;
+    *) line_venvs+=("$(cat "$setup/env-$i.out")") ;;
+  esac
 done
 # uv keeps every revision of the pyspark sdists it built (each ~0.7 GB) whenever the index's cache headers make it
 # fetch one again, so a developer's cache grew by about 12 GB per run; pruning keeps only what is current. Here,
@@ -92,7 +107,7 @@ status=0
 # strict typing. A failure fails the run, and is listed in the summary.
 checks=()
 if [[ -d python/src ]]; then
-  echo "== $(date +%T) ruff check, ruff format --check, mypy (python/)" >&2
+  phase "ruff check, ruff format --check, mypy (python/)"
   (cd python && "$venv/bin/ruff" check . && "$venv/bin/ruff" format --check .) && checks+=("ruff: ok") \
     || { checks+=("ruff: FAILED"); status=1; }
   (cd python && "$venv/bin/mypy") && checks+=("mypy: ok") || { checks+=("mypy: FAILED"); status=1; }
@@ -100,14 +115,15 @@ fi
 # The user guide: MkDocs in strict mode (broken links and anchors fail). Its samples run in the end-to-end suite
 # (test_docs_snippets.py).
 if [[ -f mkdocs.yml ]]; then
-  echo "== $(date +%T) user guide (dev/docs.sh)" >&2
+  phase "user guide (dev/docs.sh)"
   bash dev/docs.sh && checks+=("docs: ok") || { checks+=("docs: FAILED"); status=1; }
 fi
 
 # Each suite runs from its own directory so that its own pytest configuration applies.
 for suite in "${suites[@]}"; do
-  echo "== $(date +%T) pytest $suite" >&2
-  (cd "$suite" && "$venv/bin/python" -m pytest -q --junitxml="$reports/pytest-$suite.xml") || status=1
+  phase "pytest $suite"
+  # --durations: the slowest tests, to see where CI's minutes go.
+  (cd "$suite" && "$venv/bin/python" -m pytest -q --durations=15 --junitxml="$reports/pytest-$suite.xml") || status=1
 done
 # The same harness and tests on every other Spark line, each in its own venv with the jar the package picks for
 # its pyspark: Spark 3.5 (the Scala 2.12 jar) and the spark.also lines of versions.properties (the Scala 2.13 jar,
@@ -115,6 +131,7 @@ done
 # and spark-submit --packages with the line's Maven artifact. Two lines at a time (each pytest has its own emulator
 # and Spark, on free ports; a line's run leaves a core mostly idle); each one's output is printed when it ends.
 if [[ -d tests-integration ]]; then
+  phase "pytest tests-integration -m line_smoke on the other Spark lines, two at a time"
   smoke_line() {  # venv line
     (cd tests-integration && "$1/bin/python" -m pytest -q -m line_smoke \
       --junitxml="$reports/pytest-tests-integration-spark$2.xml") > "$setup/smoke-$2.log" 2>&1
@@ -167,4 +184,7 @@ passed = totals["tests"] - failed - totals["skipped"]
 print(f"{passed} passed, {failed} failed, {totals['skipped']} skipped")
 PY
 for check in "${checks[@]}"; do echo "CHECK $check"; done
+phase ""
+echo "Phases (total $((SECONDS - run_start)) s):"
+printf '%s\n' "${phase_times[@]}"
 exit "$status"
