@@ -24,6 +24,7 @@ from harness.awslabs_deaggregation import deaggregated_by_awslabs
 from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY
 from harness.limits_proxy import LimitsProxy
 from harness.sts import MotoSts
+from test_efo import consumers, wait_for_consumers
 from test_polling_source import numbered
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "permissions.md"
@@ -224,3 +225,50 @@ def test_without_assume_role_the_query_fails_naming_it(spark, kinesis, stream, f
     assert ROLE in str(error) and "AccessDenied" in str(error), str(error)
     assert "is not authorized to perform: sts:AssumeRole on resource: " + ROLE in str(error), str(error)
     assert sts_front.operation_stats("AssumeRole")["denied_calls"] > 0, sts_front.stats()["operations"]
+
+
+@pytest.mark.parametrize("deregister_allowed", [True, False])
+def test_consumer_deregistration_needs_its_own_action(
+    spark, kinesis, stream, front, policy, tmp_path, deregister_allowed
+):
+    """With requireConsumerDeregistration=true the stopping query deregisters its consumer when the policy allows
+    kinesis:DeregisterStreamConsumer; when it does not, the query still ends well and the consumer stays."""
+    name = stream(1)
+    puts = kinesis.put_records(name, numbered(RECORDS))
+    policy(POLICIES["efo"] + (["kinesis:DeregisterStreamConsumer"] if deregister_allowed else []))
+    options = {"consumerMode": "efo", "consumerName": "iam-deregistered", "requireConsumerDeregistration": "true"}
+    data = read_available(spark, tmp_path, lambda: source(spark, front.endpoint, name, **options))
+    assert Counter(data) == Counter(p.data for p in puts)
+    denied = front.operation_stats("DeregisterStreamConsumer")["denied_calls"]
+    if deregister_allowed:
+        assert denied == 0
+        wait_for_consumers(kinesis, name, {})  # DELETING for a moment, then gone
+    else:
+        assert denied == 1
+        assert consumers(kinesis, name) == {"kinesis_spark_iam-deregistered": "ACTIVE"}
+
+
+@pytest.mark.parametrize(
+    ("mode", "operation", "action"),
+    [("polling", "GetRecords", "kms:Decrypt"), ("sink", "PutRecords", "kms:GenerateDataKey")],
+)
+def test_a_kms_key_refused_names_the_kms_permission(
+    spark, kinesis, stream, front, policy, tmp_path, mode, operation, action
+):
+    """The emulator cannot encrypt, so Kinesis's answer for a stream whose KMS key the caller may not use
+    (KMSAccessDeniedException, in the GetRecords and PutRecords API references) is injected by the front."""
+    name = stream(1)
+    kinesis.put_records(name, numbered(RECORDS))
+    policy(POLICIES[mode])
+    front.set_limits(faults={operation: {"KMSAccessDeniedException": 1.0}})
+    try:
+        with pytest.raises(Exception) as failure:
+            if mode == "sink":
+                write(spark, front.endpoint, name, numbered(RECORDS))
+            else:
+                read_available(spark, tmp_path, lambda: source(spark, front.endpoint, name))
+    finally:
+        front.set_limits(faults=None)
+    error = translate(failure.value)
+    assert isinstance(error, KinesisCredentialsError), f"{type(error).__name__}: {error}"
+    assert f"lack the IAM permission {action}; AWS said: KMSAccessDeniedException: " in str(error), str(error)
