@@ -1,8 +1,8 @@
 """Every script in examples/ runs, as a user would run it (``python examples/<name>.py ...``, credentials from
 the environment), against the emulator, and prints what it should.
 
-The write-then-read and enhanced fan-out examples need the sink and ``consumerMode=efo``; when the connector
-jar in use has not got them yet (asked at run time, of the connector itself), their tests are skipped saying so.
+The write-then-read example (also run on every other Spark line, ``line_smoke``) needs the sink, and the enhanced
+fan-out one ``consumerMode=efo``: every connector jar has both, so an error from either fails its test.
 """
 
 from __future__ import annotations
@@ -17,12 +17,8 @@ from harness.jobs import run_checked
 from harness.spark import REPO_ROOT
 from pyspark.sql import functions as F
 
-from kinesis_spark import ConsumerMode, KinesisOptionError, KinesisReader, KinesisWriter
-
 EXAMPLES = REPO_ROOT / "examples"
 EXAMPLE_TIMEOUT_S = 600
-# What Spark says when a data source cannot write (batch, streaming).
-NO_SINK_MARKERS = ("does not allow create table as select", "does not support streamed writing")
 
 
 def example_env() -> dict[str, str]:
@@ -44,33 +40,6 @@ def run_example(name: str, *args: str, cwd) -> str:
     return result.stdout
 
 
-def sink_missing(spark, emulator, name: str) -> str | None:
-    """Why the connector cannot write, if it cannot (one probe record is written to ``name`` if it can)."""
-    row = spark.createDataFrame([("probe", "probe")], "partitionKey string, data string")
-    writer = KinesisWriter(row).stream_name(name).region(REGION).endpoint(emulator.endpoint)
-    try:
-        writer.credentials(ACCESS_KEY, SECRET_KEY).save()
-    except Exception as error:
-        said = [line for line in str(error).splitlines() if any(marker in line for marker in NO_SINK_MARKERS)]
-        if said:
-            return f"this connector jar has no Kinesis sink yet: {said[0].strip(' :')[:200]}"
-        raise
-    return None
-
-
-def efo_missing(spark, emulator, name: str) -> str | None:
-    """Why the connector refuses enhanced fan-out, if it does."""
-    reader = KinesisReader(spark).stream_names(name).region(REGION).endpoint(emulator.endpoint)
-    reader = reader.credentials(ACCESS_KEY, SECRET_KEY).consumer_mode(ConsumerMode.EFO).consumer_name("probe")
-    try:
-        reader.load()
-    except KinesisOptionError as error:
-        if "'consumerMode'" in str(error) or "'consumerName'" in str(error):
-            return f"this connector jar does not read with enhanced fan-out yet: {error}"
-        raise
-    return None
-
-
 def test_available_now_batch_reads_what_arrived_since_the_last_run(spark, kinesis, stream, emulator, tmp_path):
     name = stream(2)
     first = [(f"key-{i % 3}", f"first-{i}".encode()) for i in range(30)]
@@ -88,11 +57,8 @@ def test_available_now_batch_reads_what_arrived_since_the_last_run(spark, kinesi
 
 
 @pytest.mark.line_smoke
-def test_write_then_read_round_trip(spark, kinesis, stream, emulator, tmp_path):
+def test_write_then_read_round_trip(stream, emulator, tmp_path):
     name = stream(2)
-    reason = sink_missing(spark, emulator, stream(1))
-    if reason:
-        pytest.skip(reason)
     out = run_example(
         "write_then_read.py", "--stream", name, "--region", REGION, "--endpoint", emulator.endpoint,
         "--records", "200", cwd=tmp_path,
@@ -101,11 +67,8 @@ def test_write_then_read_round_trip(spark, kinesis, stream, emulator, tmp_path):
     assert "round trip OK: 200 records read back, each once, with their partition keys" in out
 
 
-def test_efo_read(spark, kinesis, stream, emulator, tmp_path):
+def test_efo_read(kinesis, stream, emulator, tmp_path):
     name = stream(2)
-    reason = efo_missing(spark, emulator, name)
-    if reason:
-        pytest.skip(reason)
     kinesis.put_records(name, [(f"key-{i}", f"efo-{i}".encode()) for i in range(50)])
     out = run_example(
         "efo_read.py", "--stream", name, "--region", REGION, "--endpoint", emulator.endpoint,
