@@ -52,7 +52,9 @@ def test_recreated_stream_is_read_afresh_without_failOnDataLoss(kinesis, stream,
     records = sink.wait_for_rows(query, 500, on_poll=progress.poll)
     assert_delivered_exactly([r for r in records if r.data in {p.data for p in old}], old, name)
     assert_delivered_exactly([r for r in records if r.data in {p.data for p in new}], new, name)
-    assert max(progress.metric("dataLossEvents")) >= 1
+    # One loss: the restarted query's first plan finds the checkpoint's stream replaced (StartReconciler) and
+    # reports it once; nothing of the old stream is fetched after the restart, so no reader reports it again.
+    assert max(progress.metric("dataLossEvents")) == 1, progress.metric("dataLossEvents")
 
 
 def test_stream_deleted_while_running_fails_the_query(kinesis, stream, read_kinesis, sink):
@@ -78,5 +80,10 @@ def test_stream_recreated_while_running_is_followed_without_failOnDataLoss(kines
     records = sink.wait_for_rows(query, 300, on_poll=progress.poll)
     assert_delivered_exactly([r for r in records if r.data in {p.data for p in old}], old, name)
     assert_delivered_exactly([r for r in records if r.data in {p.data for p in new}], new, name)
-    assert max(progress.metric("dataLossEvents")) >= 1
+    # How many of its observers report the one deletion depends on timing, each at most once: the plan that finds
+    # the stream replaced (StartReconciler: always, as the new stream's records are read only after it), the
+    # listing that finds the stream missing (Prefetcher.streamMissing: if one falls in the 1.5 s the stream is
+    # gone), and the reader of the old stream's one shard (ShardReader.streamReplaced: if it calls then).
+    events = progress.metric("dataLossEvents")
+    assert 1 <= max(events) <= 3, events
 
