@@ -135,6 +135,101 @@ def test_a_reset_fault_answers_nothing_and_expired_tokens_meet_only_later_pages(
     through.close()
 
 
+def test_scheduled_faults_fire_on_the_calls_they_name_and_are_counted_by_code(stream, proxy):
+    """``{"every": N, "first": F, "times": K}`` faults the F-th call and every N-th after it, K times at most; a code
+    that falls due on a call another took takes the next; ExpiredNextTokenException counts only calls with a token.
+    Every fault is counted by its code with the time it was injected."""
+    name = stream(3)
+    before = time.time()
+    limits = proxy(
+        get_shard_iterator_calls_per_s=None,
+        faults={
+            "GetShardIterator": {
+                "LimitExceededException": {"every": 3},
+                "InternalFailure": {"every": 3, "first": 3, "times": 1},
+            },
+            "ListShards": {"ExpiredNextTokenException": {"every": 2}},
+        },
+    )
+    through = client(limits.endpoint)
+    outcomes = []
+    for _ in range(10):
+        try:
+            iterator(through, name, SHARD_0)
+            outcomes.append("ok")
+        except ClientError as error:
+            outcomes.append((error.response["Error"]["Code"], error.response["ResponseMetadata"]["HTTPStatusCode"]))
+    le, internal = ("LimitExceededException", 400), ("InternalFailure", 500)
+    assert outcomes == ["ok", "ok", le, internal, "ok", le, "ok", "ok", le, "ok"]
+
+    first = through.list_shards(StreamName=name, MaxResults=1)  # no token: does not count
+    second = through.list_shards(NextToken=first["NextToken"], MaxResults=1)  # the first call with a token
+    with pytest.raises(ClientError) as expired:  # the second
+        through.list_shards(NextToken=second["NextToken"], MaxResults=1)
+    assert expired.value.response["Error"]["Code"] == "ExpiredNextTokenException"
+    assert [s["ShardId"] for s in through.list_shards(NextToken=second["NextToken"], MaxResults=1)["Shards"]] == [
+        "shardId-000000000002"
+    ]
+    after = time.time()
+
+    stats = limits.stats()
+    iterators, listings = limits.operation_stats("GetShardIterator", stats), limits.operation_stats("ListShards", stats)
+    assert iterators["faults_by_code"] == {"LimitExceededException": 3, "InternalFailure": 1}
+    assert iterators["faulted_calls"] == 4 and iterators["calls"] == 10
+    assert listings["faults_by_code"] == {"ExpiredNextTokenException": 1}
+    times = [t for codes in (iterators, listings) for ts in codes["fault_times"].values() for t in ts]
+    assert len(times) == 5 and all(before <= t <= after for t in times), (before, times, after)
+    assert limits.operation_stats("GetRecords", stats)["faults_by_code"] == {}
+
+    limits.reset()  # zeroes the counters and starts the schedules again
+    assert limits.operation_stats("GetShardIterator")["faults_by_code"] == {}
+    iterator(through, name, SHARD_0)
+    iterator(through, name, SHARD_0)
+    with pytest.raises(ClientError):
+        iterator(through, name, SHARD_0)
+    through.close()
+
+
+def test_seeded_fault_draws_repeat_and_bad_fault_entries_are_refused(emulator):
+    """Share-based faults drawn from a seeded generator come in the same sequence every time; an entry that is
+    neither a share nor a schedule is refused when the limits are set."""
+    from harness.limits_proxy import Limits, LimitsProxy, _Proxy
+
+    def draws(seed: int) -> list[str | None]:
+        faults = {"GetRecords": {"KMSThrottlingException": 0.2, "InternalFailure": 0.1}}
+        proxy = _Proxy(emulator.endpoint, Limits(faults=faults, fault_seed=seed), "us-east-1", "a", "b", "0", 2.0)
+        return [proxy._fault("GetRecords", False) for _ in range(200)]
+
+    first = draws(7)
+    assert first == draws(7)
+    assert first != draws(8)
+    assert 20 < first.count("KMSThrottlingException") < 60 and 5 < first.count("InternalFailure") < 40
+    for bad in ({"every": 0}, {"first": 2}, {"every": 2, "often": 1}, 1.5, "always"):
+        with pytest.raises(ValueError):
+            Limits(faults={"GetRecords": {"InternalFailure": bad}})
+    with LimitsProxy(emulator.endpoint) as running:
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            running.set_limits(faults={"GetRecords": {"InternalFailure": {"every": -1}}})
+        assert refused.value.code == 400
+
+
+def test_omitted_shards_are_counted_where_a_listing_left_them_out(stream, proxy):
+    """``omitted_listings`` counts the ListShards answers that did leave an ``omit_shards`` shard out, not those the
+    shard was not in anyway (a ShardFilter after it)."""
+    name = stream(3)
+    limits = proxy(omit_shards=[SHARD_1])
+    through = client(limits.endpoint)
+    assert [s["ShardId"] for s in through.list_shards(StreamName=name)["Shards"]] == [SHARD_0, "shardId-000000000002"]
+    after_1 = through.list_shards(StreamName=name, ShardFilter={"Type": "AFTER_SHARD_ID", "ShardId": SHARD_1})
+    assert [s["ShardId"] for s in after_1["Shards"]] == ["shardId-000000000002"]
+    listing = limits.operation_stats("ListShards")
+    assert (listing["omitted_listings"], listing["omitted_shards"]) == (1, 1)
+    after_0 = through.list_shards(StreamName=name, ShardFilter={"Type": "AFTER_SHARD_ID", "ShardId": SHARD_0})
+    assert [s["ShardId"] for s in after_0["Shards"]] == ["shardId-000000000002"]
+    assert limits.operation_stats("ListShards")["omitted_listings"] == 2
+    through.close()
+
+
 def test_read_budget_of_2_mb_per_second_throttles_after_a_large_response(kinesis, stream, proxy):
     name = stream(1)
     record = 100 * KB
@@ -440,14 +535,13 @@ public class ProxyCheck {
 @pytest.mark.parametrize("cbor", [True, False], ids=["cbor", "json"])
 def test_the_connectors_java_sdk_reads_the_throttling_answers(stream, proxy, tmp_path, cbor):
     """The AWS SDK for Java v2 shaded into the connector jar: CBOR (its default) and JSON both parse."""
+    # All three are there wherever the suite runs (dev/test.sh installs the JDK and builds the jar; every pyspark
+    # ships slf4j-api): one missing is a broken environment or build, which fails the test rather than skip it.
     java = shutil.which("java")
+    assert java, "no java on PATH"
+    built = connector_jar()  # FileNotFoundError, saying where it looked, if the jar was not built
     slf4j = glob.glob(str(Path(pyspark.__file__).parent / "jars" / "slf4j-api-*.jar"))
-    try:
-        built = connector_jar()
-    except FileNotFoundError:
-        built = None
-    if not (java and built and slf4j):
-        pytest.skip("needs java, the connector jar and pyspark's slf4j-api jar")
+    assert slf4j, f"no slf4j-api jar in {Path(pyspark.__file__).parent / 'jars'}"
     jar = tmp_path / "connector.jar"
     shutil.copy(built, jar)  # a copy: the build may replace the jar while the check runs
     source = tmp_path / "ProxyCheck.java"

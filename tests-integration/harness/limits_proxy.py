@@ -36,16 +36,27 @@ retention                 ``retention_s`` (a moving horizon: now minus it) and `
                           portion of the shard that contains records"). Counted as ``trimmed_records``
 ListShards                the ``AFTER_SHARD_ID`` ShardFilter applied (some emulators ignore it); ``omit_shards``:
                           shard ids left out of every ListShards response (of any stream), as an
-                          incomplete listing would leave them out
-any operation             ``faults``: operation -> {error code: share of calls}: that share of the operation's
-                          calls is answered with the error instead of being sent to the emulator, e.g.
-                          ``{"GetRecords": {"KMSThrottlingException": 0.05, "InternalFailure": 0.01}}``;
-                          ``InternalFailure`` comes with HTTP 500, ``ServiceUnavailable`` with 503, every other
-                          code with 400 (counted as ``faulted_calls`` of the operation, as are refused
-                          AT_TIMESTAMP times). ``ConnectionReset`` is no answer at all: the proxy reads the
-                          request and resets the connection (TCP RST). ``ExpiredNextTokenException`` (HTTP 400,
-                          "the pagination token passed to the operation is expired" in the ListShards API
-                          reference) is only given to calls that carry a ``NextToken``
+                          incomplete listing would leave them out. A response that did leave one out (the
+                          shard was in the emulator's answer, after the filter) counts in ``omitted_listings``,
+                          and each shard left out in ``omitted_shards``
+any operation             ``faults``: operation -> {error code: share of calls, or a schedule}. A share (a
+                          number) answers that share of the operation's calls, drawn at random, with the error
+                          instead of sending them to the emulator, e.g. ``{"GetRecords":
+                          {"KMSThrottlingException": 0.05, "InternalFailure": 0.01}}``; ``fault_seed`` seeds
+                          the draws, so that a run's sequence of draws is the same every time. A schedule,
+                          ``{"every": N, "first": F, "times": K}``, answers the F-th call of the operation (F
+                          defaults to N) and every N-th after it with the error, K times at most (default: no
+                          end), so that the fault fires a known number of times whatever the timing; when two
+                          codes of one operation fall due on the same call, the first listed takes it and the
+                          other takes the next call. Only the calls that can meet a code count for it (see
+                          ``ExpiredNextTokenException``). ``InternalFailure`` comes with HTTP 500,
+                          ``ServiceUnavailable`` with 503, every other code with 400 (counted as
+                          ``faulted_calls`` of the operation, as are refused AT_TIMESTAMP times, and by error
+                          code in ``faults_by_code``, with the time of each in ``fault_times``).
+                          ``ConnectionReset`` is no answer at all: the proxy reads the request and resets the
+                          connection (TCP RST). ``ExpiredNextTokenException`` (HTTP 400, "the pagination token
+                          passed to the operation is expired" in the ListShards API reference) is only given to
+                          calls that carry a ``NextToken``
 IAM policy                ``allowed_actions``: the IAM actions the caller's policy allows (``None``: every
                           one). A call whose action is not among them, ``kinesis:<X-Amz-Target operation>``
                           or, for a call signed for STS, ``sts:<Action>``, is answered as AWS answers an
@@ -80,8 +91,10 @@ stream, shard and operation: ``calls``, ``throttled_calls``, ``records``, ``thro
 (record bytes served or written), ``max_calls_1s`` (calls received, throttled or not, in any 1 s window),
 ``max_served_calls_1s``, ``max_records_1s``, ``max_bytes_1s``, ``data_span_ms`` (first to last call with data); per operation over all shards, ``calls``,
 ``throttled_calls``, ``faulted_calls``, ``bytes``, ``cbor_calls`` (requests encoded in CBOR) and ``data_span_s`` (seconds from the
-first to the last call that served or stored data); for ListShards also ``shards_listed``, ``filtered_calls``
-(calls with a ``ShardFilter``) and ``answered_calls``, counted together when the emulator's answer comes back (``calls``
+first to the last call that served or stored data), ``faults_by_code`` (error code -> faults injected) and
+``fault_times`` (error code -> the epoch time, in seconds, of each fault injected, to compare with when a query
+ran); for ListShards also ``shards_listed``, ``filtered_calls``
+(calls with a ``ShardFilter``), ``answered_calls``, ``omitted_listings`` and ``omitted_shards``, counted together when the emulator's answer comes back (``calls``
 counts a call when it arrives, so across a ``reset`` or a ``stats`` taken mid-call the two can differ by one). ``GET``/``POST /__proxy/limits``
 read and change the limits of a running proxy.
 
@@ -197,8 +210,9 @@ class Limits:
     write_bytes_per_s: int | None = 1 * MIB
     # Account-level calls per second per control-plane operation, e.g. {"DescribeStreamSummary": 5}.
     control_calls_per_s: dict[str, float] | None = None
-    # Operation -> {error code: share of its calls answered with that error}.
-    faults: dict[str, dict[str, float]] | None = None
+    # Operation -> {error code: share of its calls answered with that error, or a schedule {"every", "first",
+    # "times"}} (see the module documentation).
+    faults: dict[str, dict[str, Any]] | None = None
     # Kinesis's clock minus this machine's, in seconds (negative: Kinesis behind); None: times are not checked.
     kinesis_clock_offset_s: float | None = None
     # Retention: records that arrived more than this many seconds ago are gone (a moving trim horizon).
@@ -209,6 +223,13 @@ class Limits:
     omit_shards: list[str] | None = None
     # The IAM actions the caller may perform ("kinesis:GetRecords", "sts:AssumeRole"); None: every action.
     allowed_actions: list[str] | None = None
+    # Seed of the draws of share-based faults; None: a different sequence every run.
+    fault_seed: int | None = None
+
+    def __post_init__(self) -> None:
+        for op, codes in (self.faults or {}).items():
+            for code, spec in codes.items():
+                _check_fault(op, code, spec)
 
     @classmethod
     def disabled(cls) -> Limits:
@@ -220,6 +241,18 @@ class Limits:
         if unknown:
             raise TypeError(f"unknown limits {sorted(unknown)}")
         return dataclasses.replace(self, **changes)
+
+
+def _check_fault(op: str, code: str, spec: Any) -> None:
+    """Refuses a ``faults`` entry that is neither a share nor a schedule (see the module documentation)."""
+    if isinstance(spec, dict):
+        unknown = set(spec) - {"every", "first", "times"}
+        values = [spec.get(k) for k in ("every", "first", "times") if spec.get(k) is not None]
+        if unknown or "every" not in spec or not all(isinstance(v, int) and v >= 1 for v in values):
+            raise ValueError(f"faults[{op!r}][{code!r}]: a schedule is {{'every': N, 'first': F, 'times': K}} "
+                             f"of whole numbers from 1, not {spec!r}")
+    elif not isinstance(spec, (int, float)) or not 0 <= spec <= 1:
+        raise ValueError(f"faults[{op!r}][{code!r}]: a share is a number from 0 to 1, not {spec!r}")
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -454,7 +487,11 @@ class _Proxy:
         self.placement_mismatches = 0
         # Control-plane operation -> its calls served over the last second, for the whole account.
         self.account_calls: dict[str, _Window] = collections.defaultdict(_Window)
-        self.random = random.Random()
+        self.random = random.Random(limits.fault_seed)
+        # (operation, error code) -> [calls that could meet it, times it fired] under a schedule (Limits.faults).
+        self.schedules: dict[tuple[str, str], list[int]] = {}
+        # Operation -> error code -> epoch times of the faults injected.
+        self.fault_log: dict[str, dict[str, list[float]]] = {}
         # Access key id -> {"calls", "with_session_token"}: which credentials signed the requests.
         self.signers: dict[str, dict[str, int]] = {}
         self.session: aiohttp.ClientSession | None = None
@@ -522,7 +559,13 @@ class _Proxy:
             return {
                 "streams": streams,
                 "operations": {
-                    op: {**total, "data_span_s": self._span(op)} for op, total in sorted(self.op_totals.items())
+                    op: {
+                        **total,
+                        "data_span_s": self._span(op),
+                        "faults_by_code": {code: len(t) for code, t in self.fault_log.get(op, {}).items()},
+                        "fault_times": {code: list(t) for code, t in self.fault_log.get(op, {}).items()},
+                    }
+                    for op, total in sorted(self.op_totals.items())
                 },
                 "placement_mismatches": self.placement_mismatches,
                 "signers": {key: dict(counts) for key, counts in self.signers.items()},
@@ -544,11 +587,16 @@ class _Proxy:
             self.shards.clear()
             self.placement_mismatches = 0
             self.signers.clear()
+            self.fault_log.clear()
+            self.schedules.clear()
 
     def set_limits(self, **changes: Any) -> dict:
         with self.lock:
             self.limits = self.limits.updated(**changes)
             limits = dataclasses.asdict(self.limits)
+            if "faults" in changes or "fault_seed" in changes:  # schedules and seeded draws start again
+                self.schedules.clear()
+                self.random = random.Random(self.limits.fault_seed)
         if "allowed_actions" in changes and self.loop is not None:
             self.loop.call_soon_threadsafe(self._close_h2_connections)
         return limits
@@ -686,13 +734,14 @@ class _Proxy:
         denied = await self._denied(request, op, cbor)
         if denied is not None:
             return denied
-        fault = self._fault(op)
-        if fault == EXPIRED_NEXT_TOKEN and not _has_next_token(await request.read(), cbor):
-            fault = None
+        codes = (self.limits.faults or {}).get(op)
+        token = bool(codes) and EXPIRED_NEXT_TOKEN in codes and _has_next_token(await request.read(), cbor)
+        fault = self._fault(op, token) if codes else None
         if fault is not None:
             await request.read()
             with self.lock:
                 self._total(op, calls=1, faulted=1, cbor=int(cbor))
+                self._fired(op, fault)
             if fault == CONNECTION_RESET:
                 return self._reset(request)
             return self._error(cbor, fault, f"{fault} injected by the limits proxy", FAULT_STATUS.get(fault, 400))
@@ -824,17 +873,37 @@ class _Proxy:
             f"timestampInMillis: {int(seconds * 1000)}, currentTimestampInMillis: {int(kinesis_now * 1000)}"
         )
 
-    def _fault(self, op: str) -> str | None:
-        """The error code to answer this call of ``op`` with instead of serving it (:attr:`Limits.faults`)."""
-        shares = (self.limits.faults or {}).get(op)
-        if not shares:
+    def _fault(self, op: str, has_next_token: bool) -> str | None:
+        """The error code to answer this call of ``op`` with instead of serving it (:attr:`Limits.faults`):
+        a schedule that is due first, in the order listed, else a draw among the shares."""
+        with self.lock:
+            codes = (self.limits.faults or {}).get(op) or {}
+            chosen: str | None = None
+            for code, spec in codes.items():
+                if not isinstance(spec, dict) or (code == EXPIRED_NEXT_TOKEN and not has_next_token):
+                    continue
+                state = self.schedules.setdefault((op, code), [0, 0])
+                state[0] += 1
+                every, times = spec["every"], spec.get("times")
+                due = state[0] >= spec.get("first", every) + state[1] * every
+                if chosen is None and due and (times is None or state[1] < times):
+                    chosen = code
+                    state[1] += 1
+            if chosen is not None:
+                return chosen
+            shares = [(code, spec) for code, spec in codes.items() if not isinstance(spec, dict)]
+            if not shares:
+                return None
+            draw = self.random.random()
+            for code, share in shares:
+                if draw < share:
+                    return None if code == EXPIRED_NEXT_TOKEN and not has_next_token else code
+                draw -= share
             return None
-        draw = self.random.random()
-        for code, share in shares.items():
-            if draw < share:
-                return code
-            draw -= share
-        return None
+
+    def _fired(self, op: str, code: str) -> None:
+        """Counts a fault injected now (called with the lock held)."""
+        self.fault_log.setdefault(op, {}).setdefault(code, []).append(round(time.time(), 3))
 
     @staticmethod
     def _error(cbor: bool, code: str, message: str, status: int = 400) -> web.Response:
@@ -862,6 +931,7 @@ class _Proxy:
         if refusal is not None:
             with self.lock:
                 self._total("GetShardIterator", calls=1, faulted=1)
+                self._fired("GetShardIterator", "InvalidArgumentException")
             return self._error(cbor, "InvalidArgumentException", refusal)
         now = time.monotonic()
         with self.lock:
@@ -959,10 +1029,13 @@ class _Proxy:
         result = _decode(raw, cbor, keep_times=True)
         shards = result.get("Shards") or []
         # Shard ids sort in the order Kinesis lists them (a fixed-width number).
-        listed = [s for s in shards if s.get("ShardId") not in omitted and (after is None or s.get("ShardId", "") > after)]
+        asked = [s for s in shards if after is None or s.get("ShardId", "") > after]
+        listed = [s for s in asked if s.get("ShardId") not in omitted]
         with self.lock:
             self._total("ListShards")
             total = self.op_totals["ListShards"]
+            total["omitted_listings"] = total.get("omitted_listings", 0) + int(len(listed) < len(asked))
+            total["omitted_shards"] = total.get("omitted_shards", 0) + len(asked) - len(listed)
             total["shards_listed"] = total.get("shards_listed", 0) + len(listed)
             total["filtered_calls"] = total.get("filtered_calls", 0) + int(bool(shard_filter))
             total["answered_calls"] = total.get("answered_calls", 0) + 1
@@ -1526,14 +1599,17 @@ class LimitsProxy:
         stats = stats if stats is not None else self.stats()
         return {**EMPTY_OP_STATS, **stats["streams"].get(stream, {}).get(shard, {}).get(operation, {})}
 
-    def operation_stats(self, operation: str, stats: dict | None = None) -> dict[str, float]:
+    def operation_stats(self, operation: str, stats: dict | None = None) -> dict[str, Any]:
         """Calls, throttled calls, faulted calls, bytes, CBOR-encoded calls and trimmed records of one operation over
-        all shards, and
-        ``data_span_s``: seconds from the first to the last call that served or stored data."""
+        all shards,
+        ``data_span_s``: seconds from the first to the last call that served or stored data, and the faults
+        injected by error code (``faults_by_code``, with their epoch times in ``fault_times``)."""
         stats = stats if stats is not None else self.stats()
         return {
             **dict.fromkeys(OPERATION_COUNTERS, 0),
             "data_span_s": 0.0,
+            "faults_by_code": {},
+            "fault_times": {},
             **stats["operations"].get(operation, {}),
         }
 
