@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from harness.cluster import ClusterJob
 from harness.emulator import KinesisEmulator
 from harness.kinesis import Kinesis
 from harness.producer import KeyedProducer, assert_per_key_order
@@ -31,20 +32,18 @@ def test_executor_killed_while_holding_prefetched_blocks(kinesis, emulator, stre
     # A long trigger: between batches, the executors' prefetchers fill their buffers.
     options = source_options(emulator.endpoint, name, consumerMode=mode)
     job = cluster_job(tmp_path / "job", options, trigger_s=8).start()
-    job.wait_progress(lambda p: p["numInputRows"] > 0)
-    job.wait_progress(lambda p: float(p["sources"][0]["metrics"].get("bufferedRecords", 0)) > 0)
-    time.sleep(3)  # the prefetchers keep adding blocks after the report
     killed_at = time.time()
-    assert len(job.kill_executors()) == 2
+    before = kill_while_blocks_wait(job, tmp_path / "job" / "checkpoint")
     recovery = delivered_after(job, killed_at)
     producer.wait_rounds(20)
     rows, puts, delivery = finish(job, producer, kinesis, name, spark, tmp_path / "job")
     delivery.assert_exactly_once()
     assert_per_key_order(rows, puts)
-    if "is gone; re-reading" not in job.executor_logs():
-        # Seen in CI now and then: the batch after the kill found no block on a dead executor. Delivery was checked
-        # above; the re-read path was not exercised this time.
-        pytest.skip("the kill landed when no batch needed a block held by the killed executors")
+    # The connector counts no re-reads (nor blocks found gone), so its executors' log line is the evidence.
+    assert "is gone; re-reading" in job.executor_logs(), (
+        f"no batch after the kill re-read a block of the killed executors (killed after batch {before['batchId']}, "
+        f"{before['sources'][0]['metrics']['bufferedRecords']} records buffered)"
+    )
     record(f"both executor JVMs killed (SIGKILL) while holding prefetched blocks ({mode})",
            "blocks re-read from Kinesis by the next batch; query continued", delivery, recovery)
 
@@ -52,6 +51,29 @@ def test_executor_killed_while_holding_prefetched_blocks(kinesis, emulator, stre
 def last_batch(checkpoint: Path, log: str) -> int:
     """The newest batch id in the checkpoint's ``offsets`` (planned) or ``commits`` (committed) log."""
     return max((int(p.name) for p in (checkpoint / log).iterdir() if p.name.isdigit()), default=-1)
+
+
+def kill_while_blocks_wait(job: ClusterJob, checkpoint: Path, timeout_s: float = 180.0) -> dict:
+    """SIGKILLs both executor JVMs between two batches while their prefetched blocks hold records after the end of
+    the last batch, which the next batch must then read from those blocks: once the newest progress report read
+    records and names records buffered after its batch's end (``oldestBufferedRecordAgeMs`` is reported only
+    then), and no later batch is planned yet (the offsets log ends at its batch; the next one starts at the next
+    trigger, seconds away). Returns that report. Replaces a fixed sleep after a report, which now and then let the
+    next batch take the blocks first, so that the kill left no block for any batch to miss."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        reports = job.progress()
+        latest = reports[-1] if reports else None
+        if (
+            latest is not None
+            and latest["numInputRows"] > 0
+            and "oldestBufferedRecordAgeMs" in latest["sources"][0]["metrics"]
+            and last_batch(checkpoint, "offsets") == latest["batchId"]
+        ):
+            assert len(job.kill_executors()) == 2
+            return latest
+        assert time.monotonic() < deadline, f"no batch ended with records buffered after it: {reports[-3:]}"
+        time.sleep(0.1)
 
 
 def start_with_a_slow_shard(emulator, cluster_job, name: str, root: Path):  # noqa: ANN001, ANN201
@@ -172,9 +194,16 @@ def test_corrupt_empty_huge_and_binary_records_among_good_ones(kinesis, emulator
     for key, data, _ in odd:
         kinesis.client.put_record(StreamName=name, PartitionKey=key, Data=data)
     corrupt = sum(is_corrupt for _, _, is_corrupt in odd)
-    job.wait_progress(lambda p: int(p["sources"][0]["metrics"].get("corruptAggregates", "0")) >= corrupt)
+
+    def counted(report: dict) -> int:
+        return int(report["sources"][0]["metrics"].get("corruptAggregates", "0"))
+
+    job.wait_progress(lambda p: counted(p) >= corrupt)
     producer.wait_rounds(20)
     rows, puts, delivery = finish(job, producer, kinesis, name, spark, tmp_path / "job", also_put=len(odd))
+    # Exactly the broken aggregates, each once: nothing here makes a record be fetched twice (no fault, no lost
+    # round), and the producer's records are plain. The counter only grows, so its largest value is its last.
+    assert max(counted(p) for p in job.progress()) == corrupt, [counted(p) for p in job.progress()]
     # compare() checked every row's key and bytes against the stream: the odd records came back as they are.
     assert {row.partition_key for row in rows if row.sub_sequence_number is None} >= {key for key, _, _ in odd}
     record("corrupt KPL aggregates (truncated, bad MD5, bad protobuf, magic only), an empty record, a 1 MB record, "
