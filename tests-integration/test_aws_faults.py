@@ -2,7 +2,17 @@
 fatal, and nothing is lost or repeated.
 
 The limits proxy plays the service: ``control_calls_per_s`` is an account-level quota per control-plane
-operation, ``faults`` answers a share of an operation's calls with an error instead of serving them.
+operation, ``faults`` answers an operation's calls with an error on a schedule (every N-th call), so that each fault
+a test names fires a known number of times; each test asserts, from the proxy's counters by operation and error
+code, that every fault it names fired at least 3 times, once or more while the query was delivering
+(``harness.faults``).
+
+The error codes and HTTP statuses are AWS's: GetRecords answers ``KMSThrottlingException`` (400),
+``ExpiredIteratorException`` (400) and ``InternalFailure`` (500)
+(https://docs.aws.amazon.com/kinesis/latest/APIReference/API_GetRecords.html and the common errors,
+https://docs.aws.amazon.com/kinesis/latest/APIReference/CommonErrors.html); GetShardIterator and ListShards
+``LimitExceededException`` (400); ListShards ``ExpiredNextTokenException`` (400)
+(https://docs.aws.amazon.com/kinesis/latest/APIReference/API_ListShards.html).
 """
 
 from __future__ import annotations
@@ -13,6 +23,7 @@ import time
 from datetime import datetime, timezone
 
 import pytest
+from harness.faults import assert_faults_fired, delivered_at
 from test_multiple_streams import by_stream
 from test_polling_source import assert_delivered_exactly, numbered
 
@@ -46,19 +57,27 @@ def test_reads_ride_out_kms_throttling_internal_failures_and_expired_iterators(
     GetShardIterator (``LimitExceededException``) are in the mix too."""
     name = stream(2)
     puts = kinesis.put_records(name, numbered(600))
+    # 600 records at 50 a call take 12 served GetRecords calls at least. A throttled reader (KMS, or GetShardIterator's
+    # quota) sleeps 5 s and halves its calls' size, so those two fire 3 times each (the 2nd, 6th and 10th GetRecords;
+    # the 2nd, 4th and 6th GetShardIterator, the ones after expired iterators); internal failures (the 3rd, 8th, ...)
+    # and expired iterators (the 4th, 10th, ...) keep coming.
     faults = {
-        "GetRecords": {"KMSThrottlingException": 0.15, "InternalFailure": 0.05, "ExpiredIteratorException": 0.05},
-        "GetShardIterator": {"LimitExceededException": 0.1},
+        "GetRecords": {
+            "KMSThrottlingException": {"every": 4, "first": 2, "times": 3},
+            "InternalFailure": {"every": 5, "first": 3},
+            "ExpiredIteratorException": {"every": 6, "first": 4},
+        },
+        "GetShardIterator": {"LimitExceededException": {"every": 2, "times": 3}},
     }
     account = proxy(faults=faults)
 
+    started = time.time()
     query = sink.start(
         read_kinesis(name, endpoint=account.endpoint, initialPosition="trim_horizon", maxRecordsPerFetch="50")
     )
     records = sink.wait_for_rows(query, 600, timeout_s=180)
     assert_delivered_exactly(records, puts, name)
-    faulted = account.operation_stats("GetRecords")["faulted_calls"]
-    assert faulted > 0, "no GetRecords call was faulted"
+    assert_faults_fired(account, faults, since=started, until=delivered_at(sink, records))
 
 
 def test_expired_listing_tokens_and_reset_connections_are_ridden_out(kinesis, stream, read_kinesis, sink, proxy):
@@ -67,14 +86,19 @@ def test_expired_listing_tokens_and_reset_connections_are_ridden_out(kinesis, st
     failed the query. Connections reset without an answer are in the mix, on every operation the query calls."""
     name = stream(4)
     puts = kinesis.put_records(name, numbered(80))
-    reset = {"ConnectionReset": 0.05}
     faults = {
-        "ListShards": {"ExpiredNextTokenException": 0.3, "ConnectionReset": 0.05},
-        "GetRecords": {"ConnectionReset": 0.1},
-        "GetShardIterator": reset,
-        "DescribeStreamSummary": reset,
+        # A full listing of 4 shards a page each makes 3 calls with a token: every second one of them expires, 3
+        # times, so the first listing starts again 3 times (the connector's limit, SdkKinesisApi.ListingRestarts)
+        # before it gets through; later listings are not faulted by it.
+        "ListShards": {"ExpiredNextTokenException": {"every": 2, "times": 3}, "ConnectionReset": {"every": 8, "first": 2}},
+        "GetRecords": {"ConnectionReset": {"every": 8, "first": 2}},
+        # Every other call until the 4 shards have their iterators: each reset call is made again.
+        "GetShardIterator": {"ConnectionReset": {"every": 2, "first": 1}},
+        # The first 3 calls (the AWS SDK makes each control-plane call up to 8 times).
+        "DescribeStreamSummary": {"ConnectionReset": {"every": 1, "times": 3}},
     }
     account = proxy(faults=faults)
+    started = time.time()
     query = sink.start(
         read_kinesis(
             name,
@@ -86,18 +110,11 @@ def test_expired_listing_tokens_and_reset_connections_are_ridden_out(kinesis, st
     )
     sink.wait_for_rows(query, 80, timeout_s=120)
     puts += kinesis.put_records(name, numbered(80, start=80))
-    sink.wait_for_rows(query, 160, timeout_s=120)
-    # The query may read everything within a few listings (one call each once the shards are known), and each call is
-    # faulted at random: keep it listing, every second, until one was, so the test shows a fault ridden out.
-    deadline = time.monotonic() + 60
-    while account.operation_stats("ListShards", account.stats())["faulted_calls"] == 0 and time.monotonic() < deadline:
-        time.sleep(1)
-    records = sink.records()
+    records = sink.wait_for_rows(query, 160, timeout_s=120)
     assert query.exception() is None
     assert_delivered_exactly(records, puts, name)
-    stats = account.stats()
-    for op in ("ListShards", "GetRecords"):
-        assert account.operation_stats(op, stats)["faulted_calls"] > 0, f"no {op} call was faulted"
+    counts = assert_faults_fired(account, faults, since=started, until=delivered_at(sink, records))
+    assert counts["ListShards"]["ExpiredNextTokenException"] == 3, counts  # the schedule's 3, no more
 
 
 @pytest.mark.parametrize("case", ["at_timestamp 10 s ahead", "latest, Kinesis's clock 12 s behind"])
@@ -119,14 +136,16 @@ def test_a_start_ahead_of_kinesiss_clock_reads_from_there_once_reached(
         position = "latest"
         account, reached = proxy(kinesis_clock_offset_s=-12.0), time.time() + 13.0
 
+    started = time.time()
     query = sink.start(read_kinesis(name, endpoint=account.endpoint, initialPosition=position))
     time.sleep(max(0.0, reached - time.time()))
     assert query.exception() is None
     after = kinesis.put_records(name, numbered(40, prefix="after"))
     records = sink.wait_for_rows(query, 40)
     assert_delivered_exactly(records, after, name)
-    refused = account.operation_stats("GetShardIterator")["faulted_calls"]
-    assert refused > 0, "Kinesis's clock never refused the start"
+    # Refused about once a second until Kinesis's clock got there (10 or 12 s), all before the records came.
+    refusals = {"GetShardIterator": {"InvalidArgumentException": "Kinesis's clock"}}
+    assert_faults_fired(account, refusals, since=started, until=delivered_at(sink, records))
 
 
 def test_steady_state_lists_shards_without_describing_streams(kinesis, stream, read_kinesis, sink, proxy):
@@ -170,15 +189,21 @@ def test_a_throttled_listing_does_not_hold_up_fetching(kinesis, stream, read_kin
     )
     sink.wait_for_rows(query, 20)
 
-    # Most ListShards calls are refused as over the account's quota (other applications use it up).
-    account.set_limits(faults={"ListShards": {"LimitExceededException": 0.85}})
+    # Every ListShards call is refused as over the account's quota (other applications use it up).
+    faults = {"ListShards": {"LimitExceededException": {"every": 1}}}
+    account.set_limits(faults=faults)
     account.reset()
+    throttled_from = time.time()
+    deadline = time.monotonic() + 10
+    while not account.operation_stats("ListShards")["faults_by_code"] and time.monotonic() < deadline:
+        time.sleep(0.2)  # the next listing is at most shardFetchInterval (1 s) away
     puts += kinesis.put_records(name, numbered(20, start=20))
     window_s = 10
     time.sleep(window_s)
     stats = account.stats()
-    listing = account.operation_stats("ListShards", stats)
     reads = account.operation_stats("GetRecords", stats)["calls"]
-    assert listing["faulted_calls"] > 0, f"ListShards was never throttled: {listing}"
     assert reads >= 2 * window_s, f"{reads} GetRecords calls in {window_s} s while listing was throttled"
-    assert_delivered_exactly(sink.wait_for_rows(query, 40), puts, name)
+    records = sink.wait_for_rows(query, 40)
+    account.set_limits(faults=None)
+    assert_delivered_exactly(records, puts, name)
+    assert_faults_fired(account, faults, since=throttled_from, until=delivered_at(sink, records), stats=stats)
