@@ -114,7 +114,15 @@ def test_throttling_storms_during_split_merge_and_rescale(
     reported = max(
         (float(p["sources"][0]["metrics"].get("throttlingEvents", 0)) for p in job.progress()), default=0.0
     )
-    assert reported > 0, f"the query reported no throttling while the proxy throttled {throttled}"
+    # No count is known exactly; these bounds are. Each throttling a reader counts is a call the proxy refused (the
+    # data path's client makes one attempt per call), but not each refused call reaches the metric (one of a round
+    # whose result came too late, or of a batch task re-reading from Kinesis). Every second storm lasts 8 s, longer
+    # than a throttled reader's back-off (5 to 6 s) and the calm before it (3 s): whatever a reader did before, it
+    # calls, and is refused, during each of those.
+    long_storms = storms.storms // 2
+    assert long_storms <= reported <= sum(throttled.values()), (
+        f"the query reported {reported} throttlings; the proxy refused {throttled} in {long_storms} storms of 8 s"
+    )
     # What docs/troubleshooting.md tells users to look for in the executors' logs.
     assert "Hit rate limit. Sleeping for 5 seconds." in job.executor_logs(), "no throttled reader logged it"
     shards = kinesis.shards(name)
