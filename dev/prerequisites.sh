@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs, with apt-get, the system tools the build, the tests and the demo need, and only those a fresh
 # Debian/Ubuntu machine lacks: java (JDK 17), mvn (fetches the sbt launcher), node and npm (the Kinesis
-# emulator), python3 with venv. Does nothing, and needs no network or root, when everything is there.
+# emulator), python3 with venv, gpg (signing the release build). Does nothing, and needs no network or root, when everything is there.
 set -euo pipefail
 
 missing=()
@@ -9,6 +9,7 @@ command -v java >/dev/null || missing+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null || missing+=(maven)
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
+command -v gpg >/dev/null || missing+=(gnupg)  # dev/test.sh signs its release build as Maven Central asks
 if ! command -v python3 >/dev/null; then
   missing+=(python3 python3-venv)
 elif ! python3 -c 'import ensurepip, venv' 2>/dev/null; then

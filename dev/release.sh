@@ -12,8 +12,10 @@
 #     twine upload of DIR/python/* to URL (a PyPI upload endpoint; TWINE_USERNAME and TWINE_PASSWORD as twine
 #     reads them), and a Maven deploy (maven-deploy-plugin's deploy-file) of each artifact of DIR/maven, with its
 #     sources, scaladoc and signatures, to URL (MAVEN_USERNAME and MAVEN_PASSWORD, when set, as the server's
-#     credentials). For Maven Central: --maven https://ossrh-staging-api.central.sonatype.com/service/local/staging/deploy/maven2/
-#     with a Portal user token, or upload DIR/central-bundle.zip in the Portal; for PyPI: --pypi https://upload.pypi.org/legacy/.
+#     credentials); Maven first, since a PyPI upload cannot be undone. For Maven Central: --maven
+#     https://ossrh-staging-api.central.sonatype.com/service/local/staging/deploy/maven2/ with a Portal user token
+#     (the deploy is then handed to the Portal), or upload DIR/central-bundle.zip in the Portal; for PyPI: --pypi
+#     https://upload.pypi.org/legacy/.
 #
 # build options: --reuse-maven takes DIR/maven as published already by the caller's own sbt run (dev/test.sh
 # publishes there in the run that tests the jars, with KINESIS_SPARK_PUBLISH_TO=DIR/maven) instead of starting sbt.
@@ -84,10 +86,12 @@ build() {
   fi
   # The checksums of every file, signatures included, as the Portal's bundle wants them.
   find "$dir/maven" -type f \( -name '*.md5' -o -name '*.sha1' \) -delete
-  find "$dir/maven" -type f | while read -r file; do
+  local checksummed
+  checksummed="$(find "$dir/maven" -type f | sort)"  # listed before any checksum file is written
+  while IFS= read -r file; do
     md5sum "$file" | cut -d' ' -f1 | tr -d '\n' > "$file.md5"
     sha1sum "$file" | cut -d' ' -f1 | tr -d '\n' > "$file.sha1"
-  done
+  done <<<"$checksummed"
   rm -f "$dir/central-bundle.zip"
   (cd "$dir/maven" && "$tools/bin/python" -m zipfile -c "$dir/central-bundle.zip" io)
 
@@ -96,59 +100,85 @@ build() {
     jar="connector-jvm/target/scala-$scala/kinesis-spark-assembly_$scala-$version.jar"
     [[ -f "$jar" ]] || die "$jar not found: build it with build/sbt connector/assembly \"++2.12 connector/assembly\""
   done
-  # The lock dev/python-env.sh takes for its editable installs, which write into python/ too (dev/test.sh makes
-  # the environments while this runs).
-  # (&&: set -e does not apply inside a subshell on the left of ||.)
+  # The jars the wheel bundles must be the ones the Maven artifacts carry (--reuse-maven takes them as built).
+  for scala in 2.12 2.13; do
+    cmp -s "connector-jvm/target/scala-$scala/kinesis-spark-assembly_$scala-$version.jar" \
+      "$dir/maven/io/github/kinesis-spark/kinesis-spark_$scala/$version/kinesis-spark_$scala-$version.jar" \
+      || die "the Scala $scala assembly jar differs from the one in $dir/maven: build both in one run"
+  done
+  # python -m build makes the sdist, then the wheel from the sdist, as pip does from PyPI. It holds the lock
+  # dev/python-env.sh takes for its editable installs, which write into python/ too (dev/test.sh makes the
+  # environments while this runs). (&&: set -e does not apply inside a subshell on the left of ||.)
+  rm -f "$dir/python-build.log"
   (
     flock 9 && bash dev/build-python.sh && rm -rf "$dir/python" "$root/python/build" &&
-      "$tools/bin/python" -m build --sdist --wheel --outdir "$dir/python" "$root/python" >"$dir/python-build.log" 2>&1
-  ) 9>"$root/.venv-tools.lock" || { cat "$dir/python-build.log" >&2; die "building the wheel and sdist failed"; }
+      "$tools/bin/python" -m build --outdir "$dir/python" "$root/python" >"$dir/python-build.log" 2>&1
+  ) 9>"$root/.venv-tools.lock" \
+    || { cat "$dir/python-build.log" >&2 2>/dev/null || true; die "building the wheel and sdist failed"; }
   "$tools/bin/twine" check --strict "$dir/python/"* >&2
   { find "$dir/python" -type f; echo "$dir/central-bundle.zip"; find "$dir/maven" -name "*.pom"; } | sort
+}
+
+# Maven Central's Portal takes a deploy through its OSSRH staging API, then a request that moves what was deployed
+# into a Portal deployment (https://central.sonatype.org/publish/publish-portal-ossrh-staging-api/).
+central_staging="https://ossrh-staging-api.central.sonatype.com"
+
+maven_deploy() {
+  command -v mvn >/dev/null || die "the Maven deploy needs mvn (dev/prerequisites.sh installs it)"
+  local settings=()
+  if [[ -n "${MAVEN_USERNAME:-}" || -n "${MAVEN_PASSWORD:-}" ]]; then
+    [[ -n "${MAVEN_USERNAME:-}" && -n "${MAVEN_PASSWORD:-}" ]] || die "set both MAVEN_USERNAME and MAVEN_PASSWORD, or neither"
+    # The credentials stay in the environment: Maven reads ${env.*} in settings.xml when it needs them.
+    settings=(--settings "$dir/deploy-settings.xml")
+    cat > "$dir/deploy-settings.xml" <<'XML'
+<settings><servers><server><id>kinesis-spark-release</id>
+  <username>${env.MAVEN_USERNAME}</username><password>${env.MAVEN_PASSWORD}</password>
+</server></servers></settings>
+XML
+  fi
+  local poms pom base args suffix files classifiers types
+  poms="$(find "$dir/maven" -name '*.pom' | sort)"
+  while IFS= read -r pom; do
+    base="${pom%.pom}"
+    args=(-Durl="$maven_url" -DrepositoryId=kinesis-spark-release -DpomFile="$pom" -Dfile="$base.jar"
+          -Dsources="$base-sources.jar" -Djavadoc="$base-javadoc.jar")
+    if [[ -f "$base.jar.asc" ]]; then
+      files=() classifiers=() types=()
+      for suffix in .jar.asc .pom.asc -sources.jar.asc -javadoc.jar.asc; do
+        files+=("$base$suffix")
+        case "$suffix" in
+          -sources*) classifiers+=(sources) ;;
+          -javadoc*) classifiers+=(javadoc) ;;
+          *) classifiers+=("") ;;
+        esac
+        types+=("${suffix#*.}")
+      done
+      args+=(-Dfiles="$(joined "${files[@]}")" -Dclassifiers="$(joined "${classifiers[@]}")"
+             -Dtypes="$(joined "${types[@]}")")
+    fi
+    echo "== $(date +%T) dev/release.sh: Maven deploy of $(basename "$base")" >&2
+    mvn --batch-mode --no-transfer-progress "${settings[@]}" \
+      org.apache.maven.plugins:maven-deploy-plugin:3.1.4:deploy-file "${args[@]}" >&2
+  done <<<"$poms"
+  if [[ "$maven_url" == "$central_staging"/* ]]; then
+    local namespace
+    namespace="$(sed -n 's/^ThisBuild \/ organization := "\(.*\)"$/\1/p' build.sbt)"
+    echo "== $(date +%T) dev/release.sh: handing the deploy to the Central Portal (namespace $namespace)" >&2
+    # The token goes to curl on stdin, never on its command line (visible to every user of the machine).
+    printf 'header = "Authorization: Bearer %s"\n' "$(printf '%s:%s' "$MAVEN_USERNAME" "$MAVEN_PASSWORD" | base64 -w0)" |
+      curl --silent --show-error --fail --config - -X POST \
+        "$central_staging/manual/upload/defaultRepository/$namespace" >&2
+  fi
 }
 
 upload() {
   [[ -n "$pypi_url$maven_url" ]] || die "upload needs --pypi URL, --maven URL or both"
   [[ -d "$dir/python" && -d "$dir/maven" ]] || die "$dir holds no release: run dev/release.sh build first"
+  # Maven first: a staged Maven deploy can still be dropped, a file uploaded to PyPI can never be uploaded again.
+  [[ -z "$maven_url" ]] || maven_deploy
   if [[ -n "$pypi_url" ]]; then
-    echo "== $(date +%T) dev/release.sh: twine upload to $pypi_url" >&2
+    echo "== $(date +%T) dev/release.sh: twine upload" >&2
     "$tools/bin/twine" upload --non-interactive --disable-progress-bar --repository-url "$pypi_url" "$dir/python/"* >&2
-  fi
-  if [[ -n "$maven_url" ]]; then
-    command -v mvn >/dev/null || die "the Maven deploy needs mvn (dev/prerequisites.sh installs it)"
-    local settings=()
-    if [[ -n "${MAVEN_USERNAME:-}" ]]; then
-      # The credentials stay in the environment: Maven reads ${env.*} in settings.xml when it needs them.
-      settings=(--settings "$dir/deploy-settings.xml")
-      cat > "$dir/deploy-settings.xml" <<'XML'
-<settings><servers><server><id>kinesis-spark-release</id>
-  <username>${env.MAVEN_USERNAME}</username><password>${env.MAVEN_PASSWORD}</password>
-</server></servers></settings>
-XML
-    fi
-    local pom base extra_files extra_classifiers extra_types suffix
-    for pom in $(find "$dir/maven" -name '*.pom' | sort); do
-      base="${pom%.pom}"
-      extra_files=() extra_classifiers=() extra_types=()
-      if [[ -f "$base.jar.asc" ]]; then
-        for suffix in .jar.asc .pom.asc -sources.jar.asc -javadoc.jar.asc; do
-          extra_files+=("$base$suffix")
-          case "$suffix" in
-            -sources*) extra_classifiers+=(sources) ;;
-            -javadoc*) extra_classifiers+=(javadoc) ;;
-            *) extra_classifiers+=("") ;;
-          esac
-          extra_types+=("${suffix#*.}")
-        done
-      fi
-      echo "== $(date +%T) dev/release.sh: Maven deploy of $(basename "$base") to $maven_url" >&2
-      mvn --batch-mode --no-transfer-progress "${settings[@]}" \
-        org.apache.maven.plugins:maven-deploy-plugin:3.1.4:deploy-file \
-        -Durl="$maven_url" -DrepositoryId=kinesis-spark-release -DpomFile="$pom" -Dfile="$base.jar" \
-        -Dsources="$base-sources.jar" -Djavadoc="$base-javadoc.jar" \
-        ${extra_files[@]:+-Dfiles="$(joined "${extra_files[@]}")" -Dclassifiers="$(joined "${extra_classifiers[@]}")" \
-          -Dtypes="$(joined "${extra_types[@]}")"} >&2
-    done
   fi
 }
 

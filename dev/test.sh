@@ -23,6 +23,13 @@ phase() {  # phase NAME: ends the current phase (if any) and starts NAME
   phase_name="$1" phase_start=$SECONDS
   [[ -z "$1" ]] || echo "== $(date +%T) $1" >&2
 }
+# On any exit: no background job (ferrokinesis, the environments, a smoke line) outlives the run, nor the gpg agent
+# of the run's throwaway key.
+cleanup() {
+  jobs -p | xargs -r kill 2>/dev/null || true
+  [[ -z "${GNUPGHOME:-}" ]] || gpgconf --kill gpg-agent 2>/dev/null || true
+}
+trap cleanup EXIT
 phase "prerequisites"
 bash dev/prerequisites.sh
 phase "sbt: Scala unit tests and jars of both Scala lines (ferrokinesis and nginx build alongside)"
@@ -70,7 +77,7 @@ if [[ -d "$release/maven" ]]; then
   rm -rf "$GNUPGHOME"
   mkdir -m 700 -p "$GNUPGHOME"
   gpg --batch --quiet --passphrase '' --quick-gen-key "kinesis-spark tests <tests@kinesis-spark.invalid>" \
-    ed25519 sign never 2>/dev/null
+    ed25519 sign never
   KINESIS_SPARK_GPG_KEY="$(gpg --batch --list-secret-keys --with-colons | awk -F: '$1 == "fpr" {print $10; exit}')"
   export KINESIS_SPARK_GPG_KEY
   bash dev/release.sh build "$release" --reuse-maven > /dev/null

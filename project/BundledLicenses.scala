@@ -19,8 +19,10 @@ import sbtassembly.{MergeStrategy, PathList}
  *    it came from;
  *  - `licenses/`: each distinct licence or NOTICE file of the bundled jars, once (about thirty AWS SDK modules carry
  *    the same two files).
- * A library whose jar carries no licence file and whose licence asks for its text to travel with binaries gets the
- * text kept in `project/licenses/<artifact>.txt`; the build fails, naming the library, when that file is missing.
+ * Texts a library's jar lacks are kept in `project/licenses/<organization or artifact>/` and go with every bundled
+ * library of that organization or artifact: Netty's NOTICE and the licences of the code it contains (its jars carry
+ * neither; copied from its 4.1 branch), protobuf-java's BSD licence. A library whose licence asks for its text to
+ * travel with binaries and that has none, in its jar or kept here, fails the build, naming the library.
  *
  * {{{
  *   build/sbt connector/assembly && unzip -p connector-jvm/target/scala-2.13/kinesis-spark-assembly_*.jar META-INF/LICENSE
@@ -90,19 +92,20 @@ object BundledLicenses {
     val kept = root / "project" / "licenses"
     val carried: Seq[(Bundled, Seq[Text])] = bundled.map { library =>
       val own = texts(library.jar)
+      val keptHere = Seq(library.module.organization, library.module.name).map(kept / _).filter(_.isDirectory)
+        .flatMap(folder => IO.listFiles(folder).sortBy(_.getName))
+        .map(file => Text(file.getName, IO.read(file).trim))
       val needsText = !library.licences.exists { case (name, url) =>
         NoTextOfTheirOwn.exists(n => (name + url.getOrElse("")).toLowerCase.contains(n))
       }
-      val keptText = kept / s"${library.module.name}.txt"  // named after the library, kept as its LICENSE
-      if (library.licences.isEmpty && own.isEmpty)
+      if (library.licences.isEmpty && own.isEmpty && keptHere.isEmpty)
         sys.error(s"${library.coordinates} names no licence in its POM and carries no licence file: it cannot be " +
           "bundled until its licence is known")
-      val extra =
-        if (own.exists(!_.isNotice) || !needsText) Nil
-        else if (keptText.isFile) Seq(Text("LICENSE", IO.read(keptText).trim))
-        else sys.error(s"${library.coordinates} is bundled under ${library.licences.map(_._1).mkString(", ")}, " +
-          s"which asks for its text in the jar, but its jar carries none: add it as ${keptText.relativeTo(root).get}")
-      library -> (own ++ extra)
+      if (needsText && !(own ++ keptHere).exists(!_.isNotice))
+        sys.error(s"${library.coordinates} is bundled under ${library.licences.map(_._1).mkString(", ")}, " +
+          "which asks for its text in the jar, but its jar carries none: add it under " +
+          s"${(kept / library.module.name).relativeTo(root).get}/")
+      library -> (own ++ keptHere)
     }
     // Each distinct text once, named after the first library (by coordinates) that carries it.
     val fileNames: Map[String, String] = carried.flatMap { case (library, own) =>

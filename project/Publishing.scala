@@ -17,7 +17,7 @@ import sbtassembly.AssemblyPlugin.autoImport._
  * }}}
  */
 object Publishing {
-  /** Environment variable naming a directory to publish to as a Maven repository (see dev/publish-maven.sh). */
+  /** Environment variable naming a directory to publish to as a Maven repository (dev/release.sh and dev/test.sh set it). */
   val PublishToVariable = "KINESIS_SPARK_PUBLISH_TO"
 
   val settings: Seq[Setting[_]] = Seq(

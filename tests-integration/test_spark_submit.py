@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
 import sys
+import tomllib
 import urllib.request
 import xml.etree.ElementTree as ET
 import zipfile
@@ -26,7 +28,10 @@ from harness.spark import SCALA_BINARY
 POM_NS = {"m": "http://maven.apache.org/POM/4.0.0"}
 SUBMIT_TIMEOUT_S = 600
 GROUP = "io.github.kinesis-spark"
-PROJECT_URL = "https://github.com/kinesis-spark/kinesis-spark"
+# The project's URL as the Python package states it: the POM must state the same.
+PROJECT_URL = tomllib.loads((Path(__file__).resolve().parents[1] / "python" / "pyproject.toml").read_text())[
+    "project"
+]["urls"]["Homepage"]
 
 
 def version() -> str:
@@ -80,37 +85,68 @@ def test_the_pom_carries_what_maven_central_requires_and_only_what_spark_provide
     }
 
 
+# The top-level packages of io/kinesisspark/shaded/ and the libraries whose classes they hold (build.sbt's shade
+# rules; Jackson is the AWS SDK's own third-party copy, under awssdk/thirdparty).
+SHADED = {
+    "apachehttp": ["org.apache.httpcomponents:httpclient:", "org.apache.httpcomponents:httpcore:"],
+    "awssdk": ["software.amazon.awssdk:sdk-core:", "software.amazon.awssdk:third-party-jackson-core:"],
+    "commons": ["commons-codec:commons-codec:", "commons-logging:commons-logging:"],
+    "eventstream": ["software.amazon.eventstream:eventstream:"],
+    "netty": ["io.netty:netty-common:", "io.netty:netty-codec-http2:"],
+    "protobuf": ["com.google.protobuf:protobuf-java:"],
+    "reactivestreams": ["org.reactivestreams:reactive-streams:"],
+}
+# Files outside the connector's and the shaded packages, and the library each comes from.
+ROOT_FILES = {"VersionInfo.java": "software.amazon.awssdk:sdk-core:", "mime.types": "software.amazon.awssdk:sdk-core:",
+              "mozilla/public-suffix-list.txt": "org.apache.httpcomponents:httpclient:"}  # fmt: skip
+
+
 @pytest.mark.line_smoke
 def test_the_deployed_jars_carry_the_licences_of_all_they_bundle(registries: Registries):
     jar = zipfile.ZipFile(io.BytesIO(fetch(artifact_url(registries, ".jar"))))
     names = set(jar.namelist())
     assert "io/kinesisspark/KinesisSourceProvider.class" in names
-    assert any(name.startswith("io/kinesisspark/shaded/awssdk/services/kinesis/") for name in names)
     assert not any(name.startswith(("software/amazon/", "io/netty/", "com/google/protobuf/")) for name in names)
     licence = jar.read("META-INF/LICENSE").decode()
     notice = jar.read("META-INF/NOTICE").decode()
     repository_licence = (Path(__file__).resolve().parents[1] / "LICENSE").read_text()
     assert licence.startswith(repository_licence.rstrip()), licence[:500]
-    # Every bundled library is listed with its licence; the shaded packages say which libraries are inside.
-    for library, shaded in [
-        ("software.amazon.awssdk:kinesis:", "io/kinesisspark/shaded/awssdk/services/kinesis/"),
-        ("io.netty:netty-codec-http2:", "io/kinesisspark/shaded/netty/handler/codec/http2/"),
-        ("com.google.protobuf:protobuf-java:", "io/kinesisspark/shaded/protobuf/"),
-        ("org.apache.httpcomponents:httpclient:", "io/kinesisspark/shaded/apachehttp/client/"),
-        ("org.reactivestreams:reactive-streams:", "io/kinesisspark/shaded/reactivestreams/"),
-    ]:
-        assert any(name.startswith(shaded) for name in names), shaded
-        assert f"\n{library}" in licence, library
-    # The AWS SDK's NOTICE, which the Apache License asks a redistribution to pass on, and protobuf's BSD terms.
-    assert "AWS SDK for Java 2.0" in notice and "Copyright Amazon.com, Inc." in notice, notice[:2000]
+    # Everything in the jar is the connector's, or belongs to a library the LICENSE lists with its licence.
+    shaded = {name.split("/")[3] for name in names if name.startswith("io/kinesisspark/shaded/") and name.count("/") > 3}
+    assert shaded == set(SHADED), shaded
+    outside = {name for name in names if not name.endswith("/")
+               and not name.startswith(("io/kinesisspark/", "org/apache/spark/kinesisspark/", "META-INF/"))}
+    assert outside == set(ROOT_FILES), outside
+    for library in [*(lib for libs in SHADED.values() for lib in libs), *ROOT_FILES.values()]:
+        assert f"\n{library}" in licence and "Licence: " in licence.split(f"\n{library}", 1)[1][:300], library
     texts = {name: jar.read(name).decode() for name in names if name.startswith("META-INF/licenses/")}
-    assert any("Copyright 2008 Google Inc." in text for text in texts.values()), sorted(texts)
     for listed in {line.split("Its texts: ")[1] for line in licence.splitlines() if "Its texts: " in line}:
         for path in listed.split(", "):
             assert path in texts, path
+    # The NOTICE texts the Apache License asks a redistribution to pass on (the AWS SDK's, Netty's, which its jars
+    # do not carry), protobuf's BSD terms, and the MIT terms of code Netty contains (jbzip2).
+    assert "AWS SDK for Java 2.0" in notice and "Copyright Amazon.com, Inc." in notice, notice[:2000]
+    assert "The Netty Project" in notice and "mozilla/public-suffix-list.txt" in notice
+    assert any("Copyright 2008 Google Inc." in text for text in texts.values()), sorted(texts)
+    assert any("jbzip2" in name for name in texts), sorted(texts)
     # Only the generated files speak for the jar: no library's own licence file left at the top of META-INF.
     assert not [n for n in names if n.startswith("META-INF/") and n.count("/") == 1 and "LICENSE" in n.upper()
                 and n != "META-INF/LICENSE"]
+
+
+@pytest.mark.line_smoke
+def test_the_deployed_files_are_signed(registries: Registries, tmp_path):
+    # dev/test.sh signs its release with a throwaway key (KINESIS_SPARK_GPG_KEY) and the deploy carries the
+    # signatures: gpg checks each against the file the registry serves.
+    if not os.environ.get("KINESIS_SPARK_GPG_KEY"):
+        pytest.fail("KINESIS_SPARK_GPG_KEY is not set: dev/test.sh makes a throwaway key and signs with it")
+    for suffix in (".jar", ".pom", "-sources.jar", "-javadoc.jar"):
+        file, signature = tmp_path / f"file{suffix}", tmp_path / f"file{suffix}.asc"
+        file.write_bytes(fetch(artifact_url(registries, suffix)))
+        signature.write_bytes(fetch(artifact_url(registries, f"{suffix}.asc")))
+        check = subprocess.run(["gpg", "--batch", "--verify", str(signature), str(file)],
+                               capture_output=True, text=True, check=False)  # fmt: skip
+        assert check.returncode == 0 and "Good signature" in check.stderr, (suffix, check.stderr)
 
 
 @pytest.mark.parametrize(
@@ -119,10 +155,14 @@ def test_the_deployed_jars_carry_the_licences_of_all_they_bundle(registries: Reg
     # (the README's line for today, before anything is published), on the main line.
     [pytest.param("deployed", marks=pytest.mark.line_smoke), "release folder"],
 )
-def test_spark_submit_packages_reads_a_stream(
-    repository: str, registries: Registries, release: Path, pom, kinesis, stream, emulator, tmp_path
-):
-    repositories = registries.maven if repository == "deployed" else (release / "maven").as_uri()
+def test_spark_submit_packages_reads_a_stream(repository: str, request, release: Path, kinesis, stream, emulator, tmp_path):
+    if repository == "deployed":
+        repositories = request.getfixturevalue("registries").maven
+        pom = request.getfixturevalue("pom")
+    else:  # the release folder alone, as the README's line for today uses it: its own POM, no registry
+        repositories = (release / "maven").as_uri()
+        [release_pom] = (release / "maven").rglob(f"kinesis-spark_{SCALA_BINARY}-*.pom")
+        pom = ET.parse(release_pom).getroot()
     name = stream(2)
     sent = sorted(f"submitted-{i}" for i in range(30))
     kinesis.put_records(name, [(f"key-{i}", data.encode()) for i, data in enumerate(sent)])

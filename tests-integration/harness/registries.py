@@ -83,8 +83,11 @@ def start_pypi(stack: ExitStack, packages: Path, work: Path) -> str:
     port = free_loopback_port()
     server = Path(sys.executable).with_name("pypi-server")
     url = f"http://127.0.0.1:{port}/"
+    # simple-dir: the folder is listed on each request (the cached backend's file watch would miss a folder
+    # emptied and filled again by another test process).
     _launch(stack, [str(server), "run", "-i", "127.0.0.1", "-p", str(port), "-a", ".", "-P", ".",
-                    "--disable-fallback", str(packages)], work / "pypiserver.log", url)  # fmt: skip
+                    "--disable-fallback", "--backend", "simple-dir", str(packages)],
+            work / "pypiserver.log", url)  # fmt: skip
     return url
 
 
@@ -135,56 +138,64 @@ def _sha1(path: Path) -> str:
     return hashlib.sha1(path.read_bytes()).hexdigest()
 
 
+def _digests(folder: Path) -> dict[Path, str]:
+    return {path.relative_to(folder): _sha1(path) for path in folder.rglob("*") if path.is_file()}
+
+
 def released(stack: ExitStack, release: Path, storage: Path, work: Path) -> Registries:
     """Both registries over ``storage``, holding the release in ``release`` (built by ``dev/release.sh build``).
 
     Uploads with ``dev/release.sh upload``, as a release does, unless ``storage`` already holds exactly these
-    files (a previous test process of the same run uploaded them): the jars are compared by content.
+    files (a previous test process of the same run uploaded them): every file of the release is compared by
+    content, signatures included.
     """
-    registries = Registries(
-        pypi=start_pypi(stack, storage / "pypi", work), maven=start_maven(stack, storage / "maven", work)
-    )
+    if not sorted((release / "maven").rglob("*.jar")) or not sorted((release / "python").glob("kinesis_spark-*")):
+        raise RuntimeError(f"{release} holds no release: run bash dev/release.sh build {release}")
+    storage.mkdir(parents=True, exist_ok=True)
     # Two Spark lines' smoke runs go at once (dev/test.sh): one uploads while the other waits, then finds it done.
     lock = stack.enter_context((storage / ".lock").open("w"))
     fcntl.flock(lock, fcntl.LOCK_EX)
-    built = sorted((release / "maven").rglob("*.jar"))
-    if not built or not sorted((release / "python").glob("kinesis_spark-*")):
-        raise RuntimeError(f"{release} holds no release: run bash dev/release.sh build {release}")
-    stored = {path.relative_to(storage / "maven"): path for path in (storage / "maven").rglob("*.jar")}
-    python_stored = {path.name for path in (storage / "pypi").iterdir()}
-    same = all(
-        (stored_jar := stored.get(jar.relative_to(release / "maven"))) is not None and _sha1(stored_jar) == _sha1(jar)
-        for jar in built
-    ) and all(
-        path.name in python_stored and _sha1(storage / "pypi" / path.name) == _sha1(path)
-        for path in (release / "python").glob("kinesis_spark-*")
-    )
-    if not same:
-        for folder in (storage / "maven", storage / "pypi"):
-            shutil.rmtree(folder)
-            folder.mkdir()
-        # pypiserver takes uploads from anyone (-a .), but twine asks for credentials as PyPI wants them.
-        credentials = {"TWINE_USERNAME": "kinesis-spark", "TWINE_PASSWORD": "local-registry"}
-        run_checked(
-            ["bash", str(RELEASE), "upload", str(release), "--pypi", registries.pypi, "--maven", registries.maven],
-            env={**os.environ, **credentials},
-            timeout=600,
+    try:
+        registries = Registries(
+            pypi=start_pypi(stack, storage / "pypi", work), maven=start_maven(stack, storage / "maven", work)
         )
-    fcntl.flock(lock, fcntl.LOCK_UN)
+        stored = _digests(storage / "maven")
+        same = all(stored.get(path) == digest for path, digest in _digests(release / "maven").items()) and all(
+            (storage / "pypi" / path.name).is_file() and _sha1(storage / "pypi" / path.name) == _sha1(path)
+            for path in (release / "python").iterdir()
+        )
+        if not same:
+            for folder in (storage / "maven", storage / "pypi"):  # emptied, not replaced: the servers serve them
+                for child in folder.iterdir():
+                    shutil.rmtree(child) if child.is_dir() else child.unlink()
+            # pypiserver takes uploads from anyone (-a .), but twine asks for credentials as PyPI wants them. A
+            # developer's own release credentials (MAVEN_*, TWINE_*) stay out of this upload to 127.0.0.1.
+            env = {key: value for key, value in os.environ.items() if not key.startswith(("MAVEN_", "TWINE_"))}
+            env.update({"TWINE_USERNAME": "kinesis-spark", "TWINE_PASSWORD": "local-registry"})
+            run_checked(
+                ["bash", str(RELEASE), "upload", str(release), "--pypi", registries.pypi, "--maven", registries.maven],
+                env=env,
+                timeout=600,
+            )
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
     return registries
 
 
 #: A release folder built already by ``dev/release.sh build`` (dev/test.sh builds one per run, signed with a
-#: throwaway key); unset, the tests build one themselves into a temporary folder (sbt, both Scala lines: minutes).
+#: throwaway key); unset, the tests take target/release, or build one into a temporary folder (sbt: minutes).
 RELEASE_VARIABLE = "KINESIS_SPARK_RELEASE_DIR"
 #: Where the registries keep what was uploaded, shared by the test processes of one dev/test.sh run.
 STORAGE = REPO_ROOT / "target" / "registries"
 
 
 def release_dir(scratch: Path) -> Path:
-    """The release the tests install from: ``KINESIS_SPARK_RELEASE_DIR``, or one built into ``scratch``."""
+    """The release the tests install from: ``KINESIS_SPARK_RELEASE_DIR``, else ``target/release`` when a release
+    was built there (``dev/release.sh build``), else one built into ``scratch``."""
     prebuilt = os.environ.get(RELEASE_VARIABLE, "")
     if prebuilt:
         return Path(prebuilt)
+    if list((REPO_ROOT / "target" / "release" / "python").glob("kinesis_spark-*.whl")):
+        return REPO_ROOT / "target" / "release"
     run_checked(["bash", str(RELEASE), "build", str(scratch)], timeout=1800)
     return scratch
