@@ -139,7 +139,10 @@ def _sha1(path: Path) -> str:
 
 
 def _digests(folder: Path) -> dict[Path, str]:
-    return {path.relative_to(folder): _sha1(path) for path in folder.rglob("*") if path.is_file()}
+    """The artifacts and signatures under ``folder`` by content; not the checksum files, which a Maven deploy writes
+    for what it uploads (not for signatures) and the release folder writes for every file."""
+    return {path.relative_to(folder): _sha1(path) for path in folder.rglob("*")
+            if path.is_file() and path.suffix in (".jar", ".pom", ".asc")}  # fmt: skip
 
 
 def released(stack: ExitStack, release: Path, storage: Path, work: Path) -> Registries:
