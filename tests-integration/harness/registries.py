@@ -170,7 +170,10 @@ def released(stack: ExitStack, release: Path, storage: Path, work: Path) -> Regi
         if not same:
             for folder in (storage / "maven", storage / "pypi"):  # emptied, not replaced: the servers serve them
                 for child in folder.iterdir():
-                    shutil.rmtree(child) if child.is_dir() else child.unlink()
+                    if child.is_dir():
+                        shutil.rmtree(child)
+                    else:
+                        child.unlink()
             # pypiserver takes uploads from anyone (-a .), but twine asks for credentials as PyPI wants them. A
             # developer's own release credentials (MAVEN_*, TWINE_*) stay out of this upload to 127.0.0.1.
             env = {key: value for key, value in os.environ.items() if not key.startswith(("MAVEN_", "TWINE_"))}
