@@ -19,6 +19,7 @@ from harness.emulator import KinesisEmulator
 from harness.kinesis import Kinesis
 from harness.producer import KeyedProducer, assert_per_key_order
 from harness.reliability import delivered_after, finish, record, source_options
+from harness.sink import BatchSink
 from test_kpl_deaggregation import aggregate, users
 
 pytestmark = pytest.mark.reliability
@@ -39,10 +40,10 @@ def test_executor_killed_while_holding_prefetched_blocks(kinesis, emulator, stre
     rows, puts, delivery = finish(job, producer, kinesis, name, spark, tmp_path / "job")
     delivery.assert_exactly_once()
     assert_per_key_order(rows, puts)
-    # The connector counts no re-reads (nor blocks found gone), so its executors' log line is the evidence.
-    assert "is gone; re-reading" in job.executor_logs(), (
-        f"no batch after the kill re-read a block of the killed executors (killed after batch {before['batchId']}, "
-        f"{before['sources'][0]['metrics']['bufferedRecords']} records buffered)"
+    reread = [int(p["sources"][0]["metrics"]["blockReadsFromKinesis"]) for p in job.progress()]
+    assert reread and reread[-1] > 0, (
+        f"no batch after the kill read a block of the killed executors again from Kinesis (killed after batch "
+        f"{before['batchId']}, {before['sources'][0]['metrics']['bufferedRecords']} records buffered)"
     )
     record(f"both executor JVMs killed (SIGKILL) while holding prefetched blocks ({mode})",
            "blocks re-read from Kinesis by the next batch; query continued", delivery, recovery)
@@ -104,26 +105,51 @@ def test_executors_killed_while_a_batch_is_running(kinesis, emulator, stream, sp
     assert_per_key_order(rows, puts)
 
 
-def test_driver_killed_mid_batch_restarts_from_checkpoint(kinesis, emulator, stream, spark, tmp_path, cluster_job):
-    name = stream(2)
-    producer, job, batch = start_with_a_slow_shard(emulator, cluster_job, name, tmp_path / "job")
-    killed_at = time.time()
-    job.kill()
-    # The kill fell inside a batch: one was planned (in the offset log) but not committed.
-    checkpoint = tmp_path / "job" / "checkpoint"
-    planned, committed = last_batch(checkpoint, "offsets"), last_batch(checkpoint, "commits")
-    assert planned == committed + 1 and planned > batch["batchId"], (planned, committed, batch["batchId"])
+def kill_between_write_and_commit(job: ClusterJob, root: Path, timeout_s: float = 120.0) -> int:
+    """SIGKILLs the driver's process group once a batch's output is written and its commit is not; returns the
+    batch. The job waits ``batch_delay_s`` after each write, which makes that window."""
+    out, checkpoint = root / "out", root / "checkpoint"
+    deadline = time.monotonic() + timeout_s
+    while True:
+        committed = last_batch(checkpoint, "commits")
+        written = [int(p.name.removeprefix("batch=")) for p in out.glob("batch=*") if (p / "_SUCCESS").is_file()]
+        pending = [batch for batch in written if batch > committed]
+        if pending:
+            job.kill()
+            assert last_batch(checkpoint, "commits") < pending[0], "the batch committed before the kill"
+            return pending[0]
+        assert time.monotonic() < deadline, f"no batch written and left uncommitted; committed up to {committed}"
+        time.sleep(0.05)
 
+
+@pytest.mark.parametrize("mode", ["polling", "efo"])
+def test_driver_killed_between_a_batch_s_write_and_its_commit_replays_the_same_records(
+    kinesis, emulator, stream, spark, tmp_path, cluster_job, mode
+):
+    """After the restart Spark runs the uncommitted batch again with the offsets it planned, over its own output: a
+    sink that skips batch ids it has written (Delta's ``txnVersion``) is exactly-once only if the replay reads the
+    same records. ``finish`` compares the replay with the first attempt, record for record."""
+    name = stream(2)
+    producer = KeyedProducer(emulator.endpoint, name).start()
+    root = tmp_path / "job"
+    options = source_options(emulator.endpoint, name, consumerMode=mode)
+    job = cluster_job(root, options, batch_delay_s=3.0).start()
+    job.wait_progress(lambda p: p["numInputRows"] > 0)
+    batch = kill_between_write_and_commit(job, root)
+    killed_at = time.time()
     job.start()
     recovery = delivered_after(job, killed_at)
     producer.wait_rounds(20)
-    rows, puts, delivery = finish(job, producer, kinesis, name, spark, tmp_path / "job")
-    record("driver process group killed (SIGKILL) mid-batch, restarted from the checkpoint",
-           f"batch {planned} ran again after the restart; query continued", delivery, recovery)
+    rows, puts, delivery = finish(job, producer, kinesis, name, spark, root)
+    replays = BatchSink(spark, root).replays()
+    assert [len(attempt) > 0 for attempt in replays.get(batch, [])] == [True], (
+        f"batch {batch}'s records were not written again once after the restart: replays {sorted(replays)}"
+    )
+    record(f"driver process group killed (SIGKILL) after a batch's write, before its commit ({mode})",
+           f"batch {batch} ran again after the restart and wrote the same {len(replays[batch][0])} records; "
+           "query continued", delivery, recovery)
     delivery.assert_exactly_once()
     assert_per_key_order(rows, puts)
-
-
 
 OUTAGE_S = 20.0
 

@@ -8,7 +8,7 @@ N-th call of an operation per error code, see ``FAULTS``), so that in the 180 s 
 3 times, once or more while the query is delivering, which the test asserts from the proxy's counters. An enhanced fan-out query
 reads 5 of the streams at the same time (directly: the proxy does not speak HTTP/2). During the run one stream is
 split, and retention trims records both queries have delivered. At the end: no query failed, and every record
-put was delivered exactly once by each query that reads its stream.
+put was delivered exactly once, in per-key order, by each query that reads its stream.
 
 ``KINESIS_SPARK_SOAK_S`` sets how long the producers run: CI runs 180 seconds; the long run the user guide reports
 is ``KINESIS_SPARK_SOAK_S=1800 ../.venv/bin/python -m pytest -m soak -s``. The test prints the calls per second
@@ -24,7 +24,7 @@ from collections import Counter
 import pytest
 from harness.exactly_once import Delivery
 from harness.faults import assert_faults_fired, delivered_at
-from harness.producer import KeyedProducer
+from harness.producer import KeyedProducer, assert_per_key_order
 from harness.reliability import record
 from harness.sink import BatchSink
 from test_multiple_streams import by_stream
@@ -172,3 +172,6 @@ def test_thirty_streams_on_a_busy_faulty_account(kinesis, emulator, stream, read
     # Stats taken when the producers stopped: faults after it (while the query catches up) do not count.
     assert_faults_fired(account, FAULTS, since=polling_started, until=faults_until, stats=stats)
     overall.assert_exactly_once()
+    for rows, read in ((polling_rows, names), (efo_rows, names[:EFO_STREAMS])):
+        for name in read:
+            assert_per_key_order(by_stream(rows, name), puts[name])

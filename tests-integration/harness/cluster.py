@@ -34,6 +34,8 @@ class ClusterJob:
         The source's options.
     conf
         Extra Spark settings (e.g. speculation).
+    trigger_s, slow_shard, slow_ms, batch_delay_s
+        See :mod:`harness.cluster_job`.
     """
 
     def __init__(
@@ -45,6 +47,7 @@ class ClusterJob:
         slow_shard: str | None = None,
         slow_ms: int = 0,
         master: str = LOCAL_CLUSTER,
+        batch_delay_s: float = 0.0,
     ) -> None:
         self.root = root
         self.config = {
@@ -56,6 +59,7 @@ class ClusterJob:
             "trigger_s": trigger_s,
             "slow_shard": slow_shard,
             "slow_ms": slow_ms,
+            "batch_delay_s": batch_delay_s,
         }
         self.process: subprocess.Popen[bytes] | None = None
         self.run = 0

@@ -13,6 +13,8 @@ again), which makes exactly-once checkable from outside. Run as ``python -m harn
     the source's options;
 ``trigger_s``
     the processing-time trigger;
+``batch_delay_s``
+    how long each batch waits after writing its output, before Spark commits it;
 ``slow_shard``, ``slow_ms``
     if set, every row of that shard costs ``slow_ms`` in its task (for slow and speculative tasks), or what
     ``KINESIS_SPARK_TEST_SLOW_MS`` says in the environment of the executor that runs it.
@@ -76,7 +78,8 @@ def main(config_path: str) -> int:
         millis = f"coalesce({env}, '{int(config['slow_ms'])}')"
         kept = f"length(coalesce(reflect('java.lang.Thread', 'sleep', cast({millis} as bigint)), '')) >= 0"
         source = source.where(F.when(F.col("shardId") == config["slow_shard"], F.expr(kept)).otherwise(F.lit(True)))
-    query = BatchSink(spark, root).start(source, trigger={"processingTime": f"{config['trigger_s']} seconds"})
+    trigger = {"processingTime": f"{config['trigger_s']} seconds"}
+    query = BatchSink(spark, root).start(source, trigger=trigger, batch_delay_s=config.get("batch_delay_s", 0.0))
 
     reported: set[tuple[int, str]] = set()
     stop_file = root / "STOP"

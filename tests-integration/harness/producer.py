@@ -92,11 +92,21 @@ class KeyedProducer:
 
 
 def assert_per_key_order(records: list[SinkRecord], puts: list[PutResult]) -> None:
-    """For every key, the records arrived in the rounds' order, each exactly once.
+    """For every key, the records arrived in the rounds' order, each exactly once, and a key's records from a child
+    shard came in later batches than its records from the parent.
 
-    Delivery order is (batch, sequence number): within one batch a key's records all come from one shard
-    (a parent and its children never share a batch), where sequence numbers give the order.
+    Kinesis routes a key to one open shard at a time, and a batch's shards are read in parallel partitions
+    downstream: so within one batch a key's records must all come from one shard (a parent and its child never share
+    a batch; checked first), and then (batch, sequence number) is the delivery order.
     """
+    shards_of: dict[tuple[str, int], set[str]] = defaultdict(set)
+    for record in records:
+        shards_of[(record.partition_key, record.batch_id)].add(record.shard_id)
+    shared = {key: sorted(shards) for key, shards in shards_of.items() if len(shards) > 1}
+    assert not shared, (
+        f"{len(shared)} (key, batch) pairs hold records of more than one shard, read in parallel within the batch, "
+        f"e.g. {sorted(shared.items())[:3]}"
+    )
     produced: dict[str, list[int]] = defaultdict(list)
     for put in puts:
         produced[put.partition_key].append(int(put.data.decode().rsplit(":", 1)[1]))

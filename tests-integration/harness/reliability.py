@@ -70,16 +70,37 @@ def finish(
     root: Path,
     also_put: int = 0,
 ) -> tuple[list[SinkRecord], list[PutResult], Delivery]:
-    """Stop producing, let the job drain the stream, stop it; the sink's rows against the stream's records
-    (the producer's and ``also_put`` more that the test put itself)."""
+    """Stop producing, let the job drain the stream, stop it; the sink's rows, read after the stop (a duplicate
+    committed late is among them), against the stream's records (the producer's and ``also_put`` more that the test
+    put itself). Every batch that ran again over its own output must have written the same records as before."""
     puts = producer.stop()
     stored = kinesis.stored_records(stream)
     expected = len(puts) + also_put
     assert len(stored) == expected, f"the stream holds {len(stored)} records, {expected} were put"
     sink = BatchSink(spark, root)
-    rows = wait_until_delivered(sink, len(stored))
+    wait_until_delivered(sink, len(stored))
     stopped = job.stop()
     assert stopped is not None, f"the job did not stop cleanly:\n{job.stderr_tail()}"
     assert stopped["blocks"] == 0, f"{stopped['blocks']} prefetched blocks left in the cluster after the stop"
     assert "Failed to stop streaming source" not in job.stderr_tail(400)
+    rows = sink.records()
+    assert_replays_identical(sink, rows)
     return rows, puts, compare(rows, stored)
+
+
+def positions(rows: list[SinkRecord]) -> list[tuple[str, str, int | None]]:
+    return sorted((r.shard_id, r.sequence_number, r.sub_sequence_number) for r in rows)
+
+
+def assert_replays_identical(sink: BatchSink, rows: list[SinkRecord]) -> dict[int, list[list[SinkRecord]]]:
+    """Each batch's earlier attempts (see :meth:`BatchSink.replays`) held the records its final output holds;
+    returns the replays."""
+    replays = sink.replays()
+    for batch_id, attempts in replays.items():
+        final = positions([r for r in rows if r.batch_id == batch_id])
+        for attempt in attempts:
+            assert positions(attempt) == final, (
+                f"batch {batch_id} ran again with other records: first {len(attempt)} rows "
+                f"({positions(attempt)[:2]}...), then {len(final)} ({final[:2]}...)"
+            )
+    return replays

@@ -3,7 +3,9 @@ a query's progress reports.
 
 Each micro-batch is written to ``out/batch=<batchId>`` with mode overwrite, so a batch that Spark runs again
 after a failure or a restart replaces its own earlier output instead of adding to it. Duplicates in the sink
-therefore mean the source returned a record in two different batches, which is what the tests look for.
+therefore mean the source returned a record in two different batches, which is what the tests look for. The
+output a replay replaces is kept under ``attempts/`` (see :meth:`BatchSink.replays`): a sink that skips a batch id it
+has written already (Delta's ``txnVersion``) is exactly-once only if the replay holds the same records.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class BatchSink:
     def __init__(self, spark: SparkSession, root: Path) -> None:
         self.spark = spark
         self.out = root / "out"
+        self.attempts = root / "attempts"
         self.checkpoint = root / "checkpoint"
 
     def start(
@@ -58,10 +61,15 @@ class BatchSink:
         is Spark's (a micro-batch as soon as the previous one ends). ``batch_delay_s`` makes a slow consumer:
         each batch sleeps that long after writing its output.
         """
-        out = str(self.out)
+        out, attempts = self.out, self.attempts
 
         def write_batch(batch: DataFrame, batch_id: int) -> None:
-            batch.write.mode("overwrite").parquet(f"{out}/batch={batch_id}")
+            target = out / f"batch={batch_id}"
+            if (target / "_SUCCESS").is_file():  # a replay: keep what it replaces
+                kept = attempts / str(time.time_ns())
+                kept.mkdir(parents=True)
+                target.rename(kept / target.name)
+            batch.write.mode("overwrite").parquet(str(target))
             if batch_delay_s > 0:
                 time.sleep(batch_delay_s)
 
@@ -88,9 +96,20 @@ class BatchSink:
     def records(self, batch_ids: list[int] | None = None) -> list[SinkRecord]:
         """Every row of the given (default: all completed) batches."""
         batch_ids = self.completed_batches() if batch_ids is None else batch_ids
-        if not batch_ids:
+        return self._read(self.out, [self.batch_dir(b) for b in batch_ids])
+
+    def replays(self) -> dict[int, list[list[SinkRecord]]]:
+        """Per batch that ran again over its own committed output: the rows of each earlier attempt, oldest first."""
+        earlier: dict[int, list[list[SinkRecord]]] = {}
+        for kept in sorted(self.attempts.iterdir(), key=lambda p: int(p.name)) if self.attempts.is_dir() else []:
+            for batch in kept.glob("batch=*"):
+                earlier.setdefault(int(batch.name.removeprefix("batch=")), []).append(self._read(kept, [batch]))
+        return earlier
+
+    def _read(self, base: Path, batches: list[Path]) -> list[SinkRecord]:
+        if not batches:
             return []
-        stored = self.spark.read.option("basePath", str(self.out)).parquet(*(str(self.batch_dir(b)) for b in batch_ids))
+        stored = self.spark.read.option("basePath", str(base)).parquet(*(str(b) for b in batches))
         # Reads name a KPL user record by its index only with includeSubSequenceNumber; otherwise there is none.
         sub_sequence = F.col("subSequenceNumber") if "subSequenceNumber" in stored.columns else F.lit(None).cast("long")
         rows = (

@@ -298,6 +298,7 @@ final class KinesisMicroBatchStream(
         "blocksStored" -> prefetcher.blocksStored.toString,
         "blockReadsLocal" -> blockReads.local.value.toString,
         "blockReadsRemote" -> blockReads.remote.value.toString,
+        "blockReadsFromKinesis" -> blockReads.fromKinesis.value.toString,
         "lastRoundMs" -> prefetcher.lastRoundMillis.toString,
         "recordsRead" -> recordsRead.get.toString,
         "bytesRead" -> bytesRead.get.toString,
@@ -340,7 +341,7 @@ object KinesisMicroBatchStream {
   val MetricsSystemNames: Seq[String] = Seq("avgMsBehindLatest", "maxMsBehindLatest", "minMsBehindLatest",
     "activeShards", "recordsRead", "bytesRead", "bufferedRecords", "bufferedBytes", "throttlingEvents",
     "avgFetchLatencyMs", "dataLossEvents", "fetchRounds", "oldestBufferedRecordAgeMs", "lastRoundBlocks", "blocksStored",
-    "blockReadsLocal", "blockReadsRemote", "lastRoundMs",
+    "blockReadsLocal", "blockReadsRemote", "blockReadsFromKinesis", "lastRoundMs",
     "driverLatestOffsetMs", "driverPlanInputPartitionsMs", "driverCommitMs",
     "driverLatestOffsetCpuMs", "driverPlanInputPartitionsCpuMs", "driverCommitCpuMs", "offsetBytes")
 }

@@ -32,6 +32,7 @@ final class KinesisPartitionReader(partition: KinesisInputPartition, blockReads:
         def fromRecord(record: KinesisRecord): InternalRow = schema.toRow(stream, shardId, record)
         def fromBlock(block: RecordBlockCodec.Cursor): InternalRow = row.at(block)
         override def blockRead(local: Boolean): Unit = blockReads.foreach(_.read(local))
+        override def blockGone(): Unit = blockReads.foreach(_.gone())
       })
   }
   private var current: InternalRow = _

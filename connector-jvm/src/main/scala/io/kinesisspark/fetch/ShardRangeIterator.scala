@@ -68,6 +68,7 @@ final class ShardRangeIterator[T](
         case None =>
           ShardRangeIterator.log.info(s"Prefetched block of $stream/$shardId after $covered is gone; re-reading " +
             s"up to $to from Kinesis")
+          output.blockGone()
           blocksUsable = false
       }
     case _ if reaches(covered, to) => finished = true
@@ -118,6 +119,8 @@ object ShardRangeIterator {
     def fromBlock(block: RecordBlockCodec.Cursor): T
     /** A block was got, from this executor (`local`) or another one. */
     def blockRead(local: Boolean): Unit = ()
+    /** A block was gone: the rest of the range is read from Kinesis. */
+    def blockGone(): Unit = ()
   }
 
   /** The records themselves. */
