@@ -365,21 +365,8 @@ final class Prefetcher(
         "shard was reset or dropped by a listing during the round"))
       buffer.appendAll(fitting.flatMap(_.ranges))
       stats = stats ++ fitting.map { r =>
-        val previous = stats.get((r.stream, r.shardId))
-        (r.stream, r.shardId) -> ShardStats(
-          millisBehindLatest = r.millisBehindLatest.orElse(previous.flatMap(_.millisBehindLatest)),
-          lagMeasuredAtMillis = if (r.millisBehindLatest.isDefined) Some(roundEnd) else previous.flatMap(_.lagMeasuredAtMillis),
-          caughtUpAtRoundStart = if (r.caughtUp) Some(roundStart) else previous.flatMap(_.caughtUpAtRoundStart),
-          location = Some(r.location),
-          calls = previous.map(_.calls).getOrElse(0L) + r.calls,
-          throttles = previous.map(_.throttles).getOrElse(0L) + r.throttles,
-          callMillis = previous.map(_.callMillis).getOrElse(0L) + r.callMillis,
-          lastRoundCalls = r.calls,
-          lastRoundCallMillis = r.callMillis,
-          dataLossEvents = previous.map(_.dataLossEvents).getOrElse(0L) + r.dataLossEvents,
-          outOfRangeSubRecords = previous.map(_.outOfRangeSubRecords).getOrElse(0L) + r.outOfRangeSubRecords,
-          corruptAggregates = previous.map(_.corruptAggregates).getOrElse(0L) + r.corruptAggregates,
-          subscriptions = previous.map(_.subscriptions).getOrElse(0L) + r.subscriptions)
+        val key = (r.stream, r.shardId)
+        key -> ShardStats.after(stats.get(key), r, roundStart, roundEnd)
       }
       rounds += 1
       if (orders.nonEmpty) {
@@ -620,25 +607,3 @@ object Prefetcher {
   private val KeptCopiesRemembered = 20000
   private val MinListingGapMs = 100L
 }
-
-/**
- * What the prefetcher knows about one shard's fetching.
- *
- * @param millisBehindLatest   how far the furthest record fetched was behind the shard's tip, as last measured
- * @param lagMeasuredAtMillis  when (the driver's clock) that was measured: the end of the round
- * @param caughtUpAtRoundStart the start time of the latest round in which the shard was read up to its tip
- */
-final case class ShardStats(
-    millisBehindLatest: Option[Long],
-    lagMeasuredAtMillis: Option[Long],
-    caughtUpAtRoundStart: Option[Long],
-    location: Option[String],
-    calls: Long,
-    throttles: Long,
-    callMillis: Long,
-    lastRoundCalls: Long,
-    lastRoundCallMillis: Long,
-    dataLossEvents: Long = 0L,
-    outOfRangeSubRecords: Long = 0L,
-    corruptAggregates: Long = 0L,
-    subscriptions: Long = 0L)

@@ -1,9 +1,11 @@
 package io.kinesisspark
 
+import io.kinesisspark.fetch.ShardCounters
+
 /**
  * The source's metrics over some shards (all of a query's, or one stream's), added up shard by shard in one pass:
- * at 10,000 shards, a pass per metric over every shard was a fifth of the query thread's samples in a JFR of
- * DriverScaleBenchmark (Spark asks for the metrics after every batch, on the query's thread).
+ * Spark asks for the metrics after every batch, on the query's thread, and a pass per metric over thousands of
+ * shards would hold that thread up.
  *
  * {{{
  *   val totals = new ShardMetricTotals
@@ -18,23 +20,13 @@ private[kinesisspark] final class ShardMetricTotals {
   private var lagSum = 0L
   private var lagMin = Long.MaxValue
   private var lagMax = Long.MinValue
-  private var throttles = 0L
-  private var outOfRangeSubRecords = 0L
-  private var corruptAggregates = 0L
-  private var lastRoundCalls = 0L
-  private var lastRoundCallMillis = 0L
-  private var subscriptions = 0L
-  private var dataLoss = 0L
+  private var counters = ShardCounters.Zero
+  private var lastRound = ShardCounters.Zero
 
   /** A shard's fetch statistics (of every shard fetched, whether still active or not). */
   def addStats(s: ShardStats): Unit = {
-    throttles += s.throttles
-    outOfRangeSubRecords += s.outOfRangeSubRecords
-    corruptAggregates += s.corruptAggregates
-    lastRoundCalls += s.lastRoundCalls
-    lastRoundCallMillis += s.lastRoundCallMillis
-    subscriptions += s.subscriptions
-    dataLoss += s.dataLossEvents
+    counters += s.counters
+    lastRound += s.lastRound
   }
 
   /** An active shard (not finished), and how far the query's processing of it is behind its tip, if known. */
@@ -49,7 +41,7 @@ private[kinesisspark] final class ShardMetricTotals {
   }
 
   /** Data-loss events the shard readers counted. */
-  def dataLossEvents: Long = dataLoss
+  def dataLossEvents: Long = counters.dataLossEvents
 
   /** Lag (over active shards with a known lag), active shards, and fetch statistics, as the progress reports them. */
   def metrics(efo: Boolean): Map[String, String] = {
@@ -61,10 +53,10 @@ private[kinesisspark] final class ShardMetricTotals {
         "minMsBehindLatest" -> lagMin.toString)
     lagMetrics ++ Map(
       "activeShards" -> active.toString,
-      "throttlingEvents" -> throttles.toString,
-      "outOfRangeSubRecords" -> outOfRangeSubRecords.toString,
-      "corruptAggregates" -> corruptAggregates.toString,
-      "avgFetchLatencyMs" -> (if (lastRoundCalls == 0) "0" else (lastRoundCallMillis / lastRoundCalls).toString)) ++
-      (if (efo) Map("efoSubscriptions" -> subscriptions.toString) else Map.empty)
+      "throttlingEvents" -> counters.throttles.toString,
+      "outOfRangeSubRecords" -> counters.outOfRangeSubRecords.toString,
+      "corruptAggregates" -> counters.corruptAggregates.toString,
+      "avgFetchLatencyMs" -> (if (lastRound.calls == 0) "0" else (lastRound.callMillis / lastRound.calls).toString)) ++
+      (if (efo) Map("efoSubscriptions" -> counters.subscriptions.toString) else Map.empty)
   }
 }

@@ -8,8 +8,8 @@ import software.amazon.awssdk.services.kinesis.model.{InvalidArgumentException, 
 import io.kinesisspark.{DataLossPolicy, ShardPosition}
 import io.kinesisspark.ShardPosition.Finished
 import io.kinesisspark.aws.{AwsConnection, HashKeyRange, KinesisApi}
-import io.kinesisspark.fetch.{Deaggregator, FetchLimits, ResumeCheck, ShardFetchOrder, ShardReadBatch, ShardReader,
-  ShardSource}
+import io.kinesisspark.fetch.{Deaggregator, FetchLimits, ResumeCheck, ShardCounters, ShardFetchOrder, ShardReadBatch,
+  ShardReader, ShardSource}
 
 /**
  * Reads one shard by enhanced fan-out: each [[next]] takes one event of the shard's [[ShardSubscription]] (waiting
@@ -72,10 +72,10 @@ final class EfoShardReader(
   var dataLossEvents = 0L
   private var endCheckThrottles = 0L
   private var earlierSubscriptions = 0L
-  override def throttles: Long = subscription.refusedOrThrottled + endCheckThrottles
-  override def subscriptions: Long = earlierSubscriptions + subscription.subscriptionsAccepted
-  override def outOfRangeSubRecords: Long = deaggregator.outOfRangeSubRecords
-  override def corruptAggregates: Long = deaggregator.corruptAggregates
+  override def counters: ShardCounters = ShardCounters(calls = calls,
+    throttles = subscription.refusedOrThrottled + endCheckThrottles, callMillis = callMillis,
+    dataLossEvents = dataLossEvents, subscriptions = earlierSubscriptions + subscription.subscriptionsAccepted) +
+    deaggregator.counters
 
   override def consumerArn: Option[String] = Some(arn)
   override def position: ShardPosition = _position

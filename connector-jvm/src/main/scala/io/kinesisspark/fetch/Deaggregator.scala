@@ -38,6 +38,10 @@ final class Deaggregator(stream: String, shardId: String, hashKeyRange: Option[H
   /** Records returned raw because they looked like aggregates but were not valid ones. */
   var corruptAggregates = 0L
 
+  /** The two counts above, as a part of the shard's reader's counters. */
+  def counters: ShardCounters =
+    ShardCounters(outOfRangeSubRecords = outOfRangeSubRecords, corruptAggregates = corruptAggregates)
+
   private var unreportedOutOfRange = 0L
   private var lastOutOfRangeWarning = Long.MinValue
 

@@ -13,10 +13,9 @@ import io.kinesisspark.LoaderBridge
  *
  * Layout ([[WireFormat]]: strings and positions written once, then referred to): magic (int), version (byte),
  * ticket (long), copy, count (int), then per result: stream, shard id, ranges (count, then each a
- * [[WireWriter.range]]), caught up (boolean), lag flag [long], calls, throttles, call millis (longs), location,
- * data-loss events, out-of-range sub-records, corrupt aggregates (longs), consumer missing (boolean), subscriptions
- * (long), failure flag [length (int), Java-serialized bytes]. Deliveries never outlive the query that made them, so
- * no other version is read.
+ * [[WireWriter.range]]), caught up (boolean), lag flag [long], counters ([[ShardCounters.write]]), location, consumer
+ * missing (boolean), failure flag [length (int), Java-serialized bytes]. Deliveries never outlive the query that made
+ * them, so no other version is read.
  *
  * {{{
  *   val bytes = FetchDelivery.encode(FetchDelivery(ticket.id, s"$location/$attempt", results))
@@ -29,7 +28,7 @@ final case class FetchDelivery(ticket: Long, copy: String, results: Seq[ShardFet
 
 object FetchDelivery {
   private val Magic = 0x4b534644 // "KSFD"
-  private val Version: Byte = 2
+  private val Version: Byte = 3
 
   def encode(delivery: FetchDelivery): Array[Byte] = WireFormat.encode(64 + 256 * delivery.results.size) { wire =>
     val out = wire.out
@@ -63,15 +62,9 @@ object FetchDelivery {
     wire.ranges(r.ranges)
     out.writeBoolean(r.caughtUp)
     wire.optionalLong(r.millisBehindLatest)
-    out.writeLong(r.calls)
-    out.writeLong(r.throttles)
-    out.writeLong(r.callMillis)
+    r.counters.write(out)
     wire.text(r.location)
-    out.writeLong(r.dataLossEvents)
-    out.writeLong(r.outOfRangeSubRecords)
-    out.writeLong(r.corruptAggregates)
     out.writeBoolean(r.consumerMissing)
-    out.writeLong(r.subscriptions)
     out.writeBoolean(r.failure.isDefined)
     r.failure.foreach { e =>
       val serialized = LoaderBridge.toBytes(e)
@@ -86,9 +79,7 @@ object FetchDelivery {
     val shardId = wire.text()
     val ranges = wire.ranges()
     ShardFetchResult(stream, shardId, ranges, caughtUp = in.readBoolean(), millisBehindLatest = wire.optionalLong(),
-      calls = in.readLong(), throttles = in.readLong(), callMillis = in.readLong(), location = wire.text(),
-      dataLossEvents = in.readLong(), outOfRangeSubRecords = in.readLong(), corruptAggregates = in.readLong(),
-      consumerMissing = in.readBoolean(), subscriptions = in.readLong(),
+      counters = ShardCounters.read(in), location = wire.text(), consumerMissing = in.readBoolean(),
       failure = if (in.readBoolean()) {
         val serialized = new Array[Byte](wire.count())
         in.readFully(serialized)

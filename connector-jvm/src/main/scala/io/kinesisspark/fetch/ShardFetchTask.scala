@@ -103,11 +103,8 @@ final case class ShardFetchOrder(stream: String, shardId: String, from: ShardPos
  *
  * @param caughtUp           the last call reached the tip of the shard (or its end)
  * @param millisBehindLatest the shard's lag after the last successful call, if any call succeeded
- * @param dataLossEvents     times records were found gone and skipped (only with `failOnDataLoss=false`)
- * @param outOfRangeSubRecords KPL user records returned although their hash key is outside the shard's range
- * @param corruptAggregates  records returned raw because they started like KPL aggregates but were not valid
+ * @param counters           what the shard's reader counted during the task
  * @param consumerMissing    with enhanced fan-out, Kinesis said the consumer does not exist (the driver checks it)
- * @param subscriptions      with enhanced fan-out, subscriptions the service accepted during the task
  * @param failure            the error that ended the task (see [[FetchFailure]]); the driver fails the query with it
  */
 final case class ShardFetchResult(
@@ -116,13 +113,7 @@ final case class ShardFetchResult(
     ranges: Seq[FetchedRange],
     caughtUp: Boolean,
     millisBehindLatest: Option[Long],
-    calls: Long,
-    throttles: Long,
-    callMillis: Long,
+    counters: ShardCounters,
     location: String,
-    dataLossEvents: Long = 0L,
-    outOfRangeSubRecords: Long = 0L,
-    corruptAggregates: Long = 0L,
     consumerMissing: Boolean = false,
-    subscriptions: Long = 0L,
     failure: Option[Throwable] = None)

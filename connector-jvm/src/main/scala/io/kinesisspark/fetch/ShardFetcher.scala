@@ -69,7 +69,7 @@ object ShardFetcher {
   /** The result of a task that failed with `e`: the driver fails the query with it. */
   def failed(task: ShardFetchTask, e: Throwable): Seq[ShardFetchResult] = {
     val order = task.orders.head
-    Seq(ShardFetchResult(order.stream, order.shardId, Nil, caughtUp = false, None, 0L, 0L, 0L,
+    Seq(ShardFetchResult(order.stream, order.shardId, Nil, caughtUp = false, None, ShardCounters.Zero,
       BlockStoreBridge.location, failure = Some(FetchFailure.portable(e))))
   }
 
@@ -117,13 +117,7 @@ object ShardFetcher {
   private final class ShardState(order: ShardFetchOrder, val reader: ShardSource, task: ShardFetchTask, attempt: Int,
       stored: java.util.Queue[Long]) {
     // The reader's counters run since it was made (it may come from the cache): the result reports this task's part.
-    private val calls0 = reader.calls
-    private val throttles0 = reader.throttles
-    private val callMillis0 = reader.callMillis
-    private val dataLoss0 = reader.dataLossEvents
-    private val outOfRange0 = reader.outOfRangeSubRecords
-    private val corrupt0 = reader.corruptAggregates
-    private val subscriptions0 = reader.subscriptions
+    private val counters0 = reader.counters
     private val ranges = Vector.newBuilder[FetchedRange]
     private var position = order.from
     private var bytes = 0L
@@ -212,9 +206,7 @@ object ShardFetcher {
     def done(limits: FetchLimits): Boolean = reader.ended || caughtUp || pastCut || bytes >= limits.maxRoundBytes
 
     def result(location: String): ShardFetchResult = ShardFetchResult(
-      order.stream, order.shardId, ranges.result(), caughtUp || reader.ended, lag,
-      reader.calls - calls0, reader.throttles - throttles0, reader.callMillis - callMillis0, location,
-      reader.dataLossEvents - dataLoss0, reader.outOfRangeSubRecords - outOfRange0, reader.corruptAggregates - corrupt0,
-      reader.consumerMissing, reader.subscriptions - subscriptions0)
+      order.stream, order.shardId, ranges.result(), caughtUp || reader.ended, lag, reader.counters - counters0,
+      location, reader.consumerMissing)
   }
 }

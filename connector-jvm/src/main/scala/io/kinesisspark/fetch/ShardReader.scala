@@ -77,8 +77,9 @@ final class ShardReader(
   var throttles = 0L
   var callMillis = 0L
   var dataLossEvents = 0L
-  override def outOfRangeSubRecords: Long = deaggregator.outOfRangeSubRecords
-  override def corruptAggregates: Long = deaggregator.corruptAggregates
+  override def counters: ShardCounters =
+    ShardCounters(calls = calls, throttles = throttles, callMillis = callMillis, dataLossEvents = dataLossEvents) +
+      deaggregator.counters
 
   override def position: ShardPosition = _position
 

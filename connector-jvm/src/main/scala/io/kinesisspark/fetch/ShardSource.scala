@@ -47,13 +47,6 @@ trait ShardSource {
   /** Releases what the source holds open (a subscription); it is not used afterwards. */
   def close(): Unit = ()
 
-  // Counters since the source was made; read by the fetcher for metrics.
-  def calls: Long
-  def throttles: Long
-  def callMillis: Long
-  def dataLossEvents: Long
-  def outOfRangeSubRecords: Long
-  def corruptAggregates: Long
-  /** With enhanced fan-out, subscriptions the service accepted (the first, then each renewal). */
-  def subscriptions: Long = 0L
+  /** What the source counted since it was made; the fetcher reports a task's part for metrics. */
+  def counters: ShardCounters
 }

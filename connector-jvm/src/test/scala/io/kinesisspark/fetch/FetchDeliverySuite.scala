@@ -9,9 +9,9 @@ class FetchDeliverySuite extends AnyFunSuite {
   private val seq = "49590338271490256608559692538361571095921575989136588898"
 
   private def result(shard: String, ranges: Seq[FetchedRange], failure: Option[Throwable] = None) =
-    ShardFetchResult("clicks", shard, ranges, caughtUp = true, Some(1200L), calls = 3, throttles = 1, callMillis = 45,
-      location = "executor_h_1", dataLossEvents = 2, outOfRangeSubRecords = 4, corruptAggregates = 5,
-      consumerMissing = true, subscriptions = 6, failure = failure)
+    ShardFetchResult("clicks", shard, ranges, caughtUp = true, Some(1200L), ShardCounters(calls = 3, throttles = 1,
+      callMillis = 45, dataLossEvents = 2, outOfRangeSubRecords = 4, corruptAggregates = 5, subscriptions = 6),
+      location = "executor_h_1", consumerMissing = true, failure = failure)
 
   test("a delivery comes back as it was sent: every kind of position, ranges with and without a block") {
     val ranges = Seq(

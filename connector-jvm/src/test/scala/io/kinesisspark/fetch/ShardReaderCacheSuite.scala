@@ -15,12 +15,7 @@ class ShardReaderCacheSuite extends AnyFunSuite {
     override def readyAt: Long = 0L
     override def next(): ShardReadBatch = ShardReadBatch.Throttled
     override def close(): Unit = closed = true
-    override def calls: Long = 0L
-    override def throttles: Long = 0L
-    override def callMillis: Long = 0L
-    override def dataLossEvents: Long = 0L
-    override def outOfRangeSubRecords: Long = 0L
-    override def corruptAggregates: Long = 0L
+    override def counters: ShardCounters = ShardCounters.Zero
   }
 
   test("a source released where the next task starts is handed out again; elsewhere it is closed") {

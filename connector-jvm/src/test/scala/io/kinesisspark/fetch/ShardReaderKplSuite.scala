@@ -50,7 +50,7 @@ class ShardReaderKplSuite extends AnyFunSuite {
     assert(reader.position == AfterRecord(expected.last._3, Some(2L)))
     // Rate limits count what Kinesis sent: the aggregates, not the user records.
     assert(batch.bytes == api.shards("shard-0").map(_.data.length.toLong).sum)
-    assert(reader.corruptAggregates == 0 && reader.outOfRangeSubRecords == 0)
+    assert(reader.counters.corruptAggregates == 0 && reader.counters.outOfRangeSubRecords == 0)
   }
 
   test("resuming from any position, inside an aggregate or not, returns exactly the records after it") {
@@ -99,15 +99,15 @@ class ShardReaderKplSuite extends AnyFunSuite {
     val delivered = readAll(checked)
     assert(delivered.map(r => (new String(r.data, UTF_8), r.subSequenceNumber)) ==
       records.zipWithIndex.map { case (r, i) => (new String(r.data, UTF_8), Some(i.toLong)) })
-    assert(checked.outOfRangeSubRecords == 5)
+    assert(checked.counters.outOfRangeSubRecords == 5)
 
     // Resuming inside the aggregate counts only what is returned again.
     val resumed = new ShardReader(api, "s", "shard-0", AfterRecord(seq, Some(3L)), limits, hashKeyRange = Some(lowerHalf))
-    assert(readAll(resumed).size == records.size - 4 && resumed.outOfRangeSubRecords == 3)
+    assert(readAll(resumed).size == records.size - 4 && resumed.counters.outOfRangeSubRecords == 3)
 
     // Without a range (the re-read path) the same records come back, unchecked.
     val unchecked = new ShardReader(api, "s", "shard-0", TrimHorizon, limits)
-    assert(readAll(unchecked).map(view) == delivered.map(view) && unchecked.outOfRangeSubRecords == 0)
+    assert(readAll(unchecked).map(view) == delivered.map(view) && unchecked.counters.outOfRangeSubRecords == 0)
   }
 
   test("a corrupt aggregate is returned once, raw, counted; the records around it are unaffected") {
@@ -122,10 +122,10 @@ class ShardReaderKplSuite extends AnyFunSuite {
     assert(all.map(r => (r.sequenceNumber, r.subSequenceNumber)) == Seq((before, Some(0L)), (before, Some(1L)), (bad, None), (after, None)))
     val raw = all(2)
     assert(raw.data.sameElements(corrupt) && raw.partitionKey == "outer-2")
-    assert(reader.corruptAggregates == 1)
+    assert(reader.counters.corruptAggregates == 1)
     // Resuming right after it does not return (or count) it again.
     val resumed = new ShardReader(api, "s", "shard-0", raw.position, limits)
-    assert(readAll(resumed).map(_.sequenceNumber) == Seq(after) && resumed.corruptAggregates == 0)
+    assert(readAll(resumed).map(_.sequenceNumber) == Seq(after) && resumed.counters.corruptAggregates == 0)
   }
 
   test("the re-read path returns exactly the user records in (from, to], ends inside aggregates included") {
