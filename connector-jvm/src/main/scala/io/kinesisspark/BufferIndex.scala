@@ -68,10 +68,14 @@ final class BufferIndex {
 
   /** The buffered ranges of a shard from `from` on, in order; empty when the buffer does not reach back to `from`. */
   def rangesAfter(stream: String, shardId: String, from: ShardPosition): Seq[FetchedRange] = synchronized {
-    val chain = chains.getOrElse((stream, shardId), Vector.empty)
-    val start = chain.indexWhere(r => reaches(r.to, from) && r.to != from)
-    if (start < 0 || !startsAtOrBefore(chain(start).from, from)) Nil else chain.drop(start)
+    BufferIndex.rangesAfter(chains.getOrElse((stream, shardId), Vector.empty), from)
   }
+
+  /**
+   * Every shard's ranges and the totals as one immutable value, under one lock: the metrics look at thousands of
+   * shards, and taking the lock once per shard would contend with each round's appends as often.
+   */
+  def snapshot: BufferIndex.Snapshot = synchronized(BufferIndex.Snapshot(chains.toMap, records, bytes))
 
   /**
    * Forgets ranges wholly at or before `offset` and returns the blocks they leave unused, for removal: a block holds
@@ -129,6 +133,29 @@ final class BufferIndex {
   /** Records and bytes the executors hold for this query: buffered ranges, and read ones whose block is still held. */
   def bufferedRecords: Long = synchronized(records)
   def bufferedBytes: Long = synchronized(bytes)
+}
+
+object BufferIndex {
+  /**
+   * What a [[BufferIndex]] held at one moment: per shard its chain of ranges, and [[BufferIndex.bufferedRecords]] and
+   * [[BufferIndex.bufferedBytes]] as they were then.
+   *
+   * {{{
+   *   val held = buffer.snapshot
+   *   held.rangesAfter("clicks", "shardId-000000000000", processed) // as buffer.rangesAfter answered then
+   * }}}
+   */
+  final case class Snapshot(chains: Map[(String, String), Vector[FetchedRange]], bufferedRecords: Long,
+      bufferedBytes: Long) {
+    /** As [[BufferIndex.rangesAfter]]. */
+    def rangesAfter(stream: String, shardId: String, from: ShardPosition): Seq[FetchedRange] =
+      BufferIndex.rangesAfter(chains.getOrElse((stream, shardId), Vector.empty), from)
+  }
+
+  private def rangesAfter(chain: Vector[FetchedRange], from: ShardPosition): Seq[FetchedRange] = {
+    val start = chain.indexWhere(r => reaches(r.to, from) && r.to != from)
+    if (start < 0 || !startsAtOrBefore(chain(start).from, from)) Nil else chain.drop(start)
+  }
 
   private def startsAtOrBefore(rangeFrom: ShardPosition, from: ShardPosition): Boolean =
     rangeFrom == from || reaches(from, rangeFrom)

@@ -98,4 +98,17 @@ class BufferIndexSuite extends AnyFunSuite {
     b.append(on("t", "a", AfterRecord("7"), AfterRecord("8"), 1, 10))
     assert(b.bufferedRecords == 1 && b.bufferedBytes == 10)
   }
+
+  test("a snapshot answers as the index did when it was taken, whatever comes after") {
+    val b = index(r1, r2)
+    val held = b.snapshot
+    b.append(r3)
+    b.dropThrough(KinesisSourceOffset(Map("s" -> Map("shard-0" -> AfterRecord("10")))))
+    assert(held.rangesAfter("s", "shard-0", TrimHorizon) == Seq(r1, r2))
+    assert(held.rangesAfter("s", "shard-0", AfterRecord("10")) == Seq(r2))
+    assert(held.rangesAfter("s", "shard-0", AfterRecord("20")).isEmpty)
+    assert(held.rangesAfter("s", "shard-1", TrimHorizon).isEmpty)
+    assert(held.bufferedRecords == 20 && held.bufferedBytes == 200)
+    assert(b.rangesAfter("s", "shard-0", AfterRecord("10")) == Seq(r2, r3))
+  }
 }
