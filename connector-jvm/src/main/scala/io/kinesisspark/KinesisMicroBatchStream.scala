@@ -11,10 +11,9 @@ import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFacto
 import org.apache.spark.sql.connector.read.streaming._
 import org.slf4j.LoggerFactory
 
-import io.kinesisspark.ShardPosition.Finished
 import io.kinesisspark.aws.{KinesisApi, KinesisClients, PositionUnavailableException}
 import io.kinesisspark.efo.ConsumerRegistrar
-import io.kinesisspark.fetch.{FetchedRange, TransientBackoff}
+import io.kinesisspark.fetch.TransientBackoff
 
 /**
  * The Kinesis micro-batch stream: prefetch, then expose.
@@ -260,74 +259,30 @@ final class KinesisMicroBatchStream(
       case o: KinesisSourceOffset => o
       case other                  => recentOffsets.parse(other.json())
     }
-    val stats = prefetcher.shardStats
-    val starts = prefetcher.startingPositions
-    val now = clock.millis()
-    val overall = new ShardMetricTotals
-    // Per stream, under "<stream>.<metric>", when the query reads more than one.
-    val perStream =
-      if (options.streams.size < 2) Map.empty[String, ShardMetricTotals]
-      else options.streams.map(_ -> new ShardMetricTotals).toMap
-    stats.foreach { case ((stream, _), s) =>
-      overall.addStats(s)
-      perStream.get(stream).foreach(_.addStats(s))
-    }
-    // Every shard the prefetcher knows is in `starts`. Finished shards are not active, whether the offset says so or
-    // they left it (their children moved on). An active shard's buffered ranges the query has not processed yet
-    // make its lag and the oldest record buffered.
-    var oldestPending = Long.MaxValue
-    starts.foreach { case (key @ (stream, shard), start) =>
-      val processed = consumed.flatMap(_.position(stream, shard)).getOrElse(start)
-      if (processed != Finished) {
-        val pending = prefetcher.buffer.rangesAfter(stream, shard, processed).filter(_.records > 0)
-        pending.foreach(r => oldestPending = math.min(oldestPending, r.firstArrivalMillis))
-        val lag = stats.get(key).flatMap(processedLag(_, pending, now))
-        overall.addActive(lag)
-        perStream.get(stream).foreach(_.addActive(lag))
-      }
-    }
-    val efo = options.efo.isDefined
-    val all = overall.metrics(efo) ++
-      Some(oldestPending).filter(_ != Long.MaxValue)
-        .map(t => "oldestBufferedRecordAgeMs" -> math.max(0L, now - t).toString) ++
-      Map(
-        "bufferedRecords" -> prefetcher.buffer.bufferedRecords.toString,
-        "bufferedBytes" -> prefetcher.buffer.bufferedBytes.toString,
-        "fetchRounds" -> prefetcher.completedRounds.toString,
-        "lastRoundBlocks" -> prefetcher.lastRoundBlocks.toString,
-        "blocksStored" -> prefetcher.blocksStored.toString,
-        "blockReadsLocal" -> blockReads.local.value.toString,
-        "blockReadsRemote" -> blockReads.remote.value.toString,
-        "blockReadsFromKinesis" -> blockReads.fromKinesis.value.toString,
-        "lastRoundMs" -> prefetcher.lastRoundMillis.toString,
-        "recordsRead" -> recordsRead.get.toString,
-        "bytesRead" -> bytesRead.get.toString,
-        "dataLossEvents" ->
-          (driverDataLossEvents.get + prefetcher.driverDataLossEvents + overall.dataLossEvents).toString)
-    val streamMetrics = perStream.flatMap { case (stream, totals) =>
-      totals.metrics(efo).map { case (k, v) => s"$stream.$k" -> v }
-    }
-    // Trigger.AvailableNow's end: records that arrived after this time (epoch millis) are left for the next run.
-    val target = availableNow.map(t => "availableNowTargetMillis" -> t.atMillis.toString)
     // Spark's progress passes the batch's end; the metrics system's gauges pass nothing and read the latest.
     consumed.foreach(o => offsetBytes = o.json().getBytes(java.nio.charset.StandardCharsets.UTF_8).length.toLong)
-    val offsetSize = Some(offsetBytes).filter(_ > 0).map(b => "offsetBytes" -> b.toString)
-    (all ++ streamMetrics ++ target ++ timings.metrics ++ offsetSize).asJava
+    val snapshot = SourceMetrics.Snapshot(
+      streams = options.streams,
+      efo = options.efo.isDefined,
+      consumed = consumed,
+      stats = prefetcher.shardStats,
+      starts = prefetcher.startingPositions,
+      buffer = prefetcher.buffer.snapshot,
+      fetchRounds = prefetcher.completedRounds,
+      lastRoundBlocks = prefetcher.lastRoundBlocks,
+      blocksStored = prefetcher.blocksStored,
+      lastRoundMs = prefetcher.lastRoundMillis,
+      blockReadsLocal = blockReads.local.value,
+      blockReadsRemote = blockReads.remote.value,
+      blockReadsFromKinesis = blockReads.fromKinesis.value,
+      recordsRead = recordsRead.get,
+      bytesRead = bytesRead.get,
+      driverDataLossEvents = driverDataLossEvents.get + prefetcher.driverDataLossEvents,
+      availableNowTargetMillis = availableNow.map(_.atMillis),
+      driverTimings = timings.metrics,
+      offsetBytes = offsetBytes)
+    SourceMetrics.of(snapshot, clock.millis()).asJava
   }
-
-  /**
-   * How far the query's processed position of a shard is behind the shard's tip (Kinesis's MillisBehindLatest, but
-   * of what the query processed, not of what was fetched): the fetched position's lag, plus the span of arrival times
-   * of the records buffered and not processed yet. While fetching is paused (the buffer is full) a shard that was
-   * behind its tip falls further behind as time passes, so the lag measured then grows by the time since; one that
-   * was at its tip is taken to stay there (a producer may have written since, which only the next fetch can tell).
-   */
-  private def processedLag(stats: ShardStats, pending: Seq[FetchedRange], now: Long): Option[Long] =
-    stats.millisBehindLatest.map { fetched =>
-      val since = if (fetched > 0) stats.lagMeasuredAtMillis.fold(0L)(at => math.max(0L, now - at)) else 0L
-      val buffered = if (pending.isEmpty) 0L else math.max(0L, pending.last.lastArrivalMillis - pending.head.firstArrivalMillis)
-      fetched + since + buffered
-    }
 
   override def toString: String = s"KinesisV2[${options.streams.mkString(",")}]"
 }
