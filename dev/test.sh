@@ -111,6 +111,11 @@ suites=()
 [[ -d tests-integration ]] && suites+=(tests-integration)
 
 status=0
+# From here on every JVM is short-lived (Spark sessions of a test or two, spark-submit, Maven): C2's compile threads
+# would take much of the 2 cores the tests need, so the JIT stops at C1. On one subset (test_examples.py and an
+# executor-kill test) that took the wall time from 276 s to 211 s. The java launcher adds JDK_JAVA_OPTIONS to every
+# JVM it starts, executors of a local cluster included; sbt above ran before it.
+export JDK_JAVA_OPTIONS="${JDK_JAVA_OPTIONS:+$JDK_JAVA_OPTIONS }-XX:TieredStopAtLevel=1"
 # Static checks of the Python package, with the configuration in python/pyproject.toml: lint, formatting and
 # strict typing. A failure fails the run, and is listed in the summary.
 checks=()
