@@ -10,6 +10,8 @@ again.
 from __future__ import annotations
 
 import hashlib
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -75,6 +77,66 @@ def kill_while_blocks_wait(job: ClusterJob, checkpoint: Path, timeout_s: float =
             return latest
         assert time.monotonic() < deadline, f"no batch ended with records buffered after it: {reports[-3:]}"
         time.sleep(0.1)
+
+
+SILENCE_LIMIT_MS = 3000  # the production limit is 15 s (Prefetcher.SilenceLimitMillis)
+
+
+def metric(job: ClusterJob, name: str) -> int:
+    """A source metric of the job's latest progress report (0 before any)."""
+    reports = job.progress()
+    return int(reports[-1]["sources"][0]["metrics"].get(name, "0")) if reports else 0
+
+
+def test_executors_paused_past_the_silence_limit_have_their_late_results_refused(
+    kinesis, emulator, stream, spark, tmp_path, cluster_job, proxy
+):
+    """Both executor JVMs are paused (SIGSTOP) while they hold prefetch tickets, for longer than the silence limit:
+    the driver gives the tickets up (their executors are still registered, only silent) and their shards are fetched
+    again; resumed (SIGCONT), the executors deliver the tickets' results late, which the driver refuses (the executors
+    then remove those blocks: no count shows that, only that no block is left after the stop). Every GetRecords call
+    takes 1 s (through the limits proxy), so executors hold tickets most of the time; a pause that caught none (no
+    ticket lost) is tried again. Counted by the source's metrics ``fetchTicketsLost`` and ``fetchResultsRefused``."""
+    name = stream(4)
+    producer = KeyedProducer(emulator.endpoint, name).start()
+    slow = proxy(delays_s={"GetRecords": 1.0})
+    options = source_options(slow.endpoint, name)
+    conf = {"spark.kinesisspark.test.prefetchSilenceLimitMs": str(SILENCE_LIMIT_MS)}
+    job = cluster_job(tmp_path / "job", options, conf=conf).start()
+    job.wait_progress(lambda p: p["numInputRows"] > 0)
+    paused = job.executor_pids()
+    assert len(paused) == 2, paused
+    pause_s = SILENCE_LIMIT_MS / 1000 + 3  # past the limit, the driver's liveness check and a listing cadence
+    for attempt in range(4):
+        lost_before = metric(job, "fetchTicketsLost")
+        for pid in paused:
+            os.kill(pid, signal.SIGSTOP)
+        time.sleep(pause_s)
+        for pid in paused:
+            os.kill(pid, signal.SIGCONT)
+        resumed_at = time.time()
+        job.wait_event(lambda e, at=resumed_at: e["event"] == "progress" and e["time"] > at + 2, 120)
+        if metric(job, "fetchTicketsLost") > lost_before:
+            break
+        time.sleep(1 + attempt)  # a pause at another moment of the rounds
+    else:
+        raise AssertionError(f"four pauses of {pause_s:.0f} s lost no prefetch ticket")
+    refused = job.wait_progress(lambda p: int(p["sources"][0]["metrics"]["fetchResultsRefused"]) > 0, 120)
+    recovery = delivered_after(job, resumed_at)
+    producer.wait_rounds(20)
+    rows, puts, delivery = finish(job, producer, kinesis, name, spark, tmp_path / "job")
+    assert slow.operation_stats("GetRecords")["delayed_calls"] > 0
+    record(
+        f"both executor JVMs paused (SIGSTOP) for {pause_s:.0f} s, past a {SILENCE_LIMIT_MS / 1000:.0f} s silence "
+        "limit, while they fetched",
+        f"{metric(job, 'fetchTicketsLost')} ticket(s) given up and fetched again, "
+        f"{refused['sources'][0]['metrics']['fetchResultsRefused']} late result(s) refused; "
+        f"pauses: {attempt + 1}",
+        delivery,
+        recovery,
+    )
+    delivery.assert_exactly_once()
+    assert_per_key_order(rows, puts)
 
 
 def start_with_a_slow_shard(emulator, cluster_job, name: str, root: Path):  # noqa: ANN001, ANN201

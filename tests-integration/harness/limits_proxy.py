@@ -57,6 +57,9 @@ any operation             ``faults``: operation -> {error code: share of calls, 
                           connection (TCP RST). ``ExpiredNextTokenException`` (HTTP 400, "the pagination token
                           passed to the operation is expired" in the ListShards API reference) is only given to
                           calls that carry a ``NextToken``
+slow calls                ``delays_s``: operation -> seconds each of its calls waits in the proxy before it is
+                          served (a slow Kinesis; longer than the client's socket timeout, a hung call), counted
+                          in ``delayed_calls`` of the operation
 IAM policy                ``allowed_actions``: the IAM actions the caller's policy allows (``None``: every
                           one). A call whose action is not among them, ``kinesis:<X-Amz-Target operation>``
                           or, for a call signed for STS, ``sts:<Action>``, is answered as AWS answers an
@@ -168,7 +171,8 @@ CONNECTION_RESET = "ConnectionReset"
 EXPIRED_NEXT_TOKEN = "ExpiredNextTokenException"
 # The counters kept per operation over all shards (see the module documentation).
 OPERATION_COUNTERS = (
-    "calls", "throttled_calls", "faulted_calls", "denied_calls", "bytes", "cbor_calls", "trimmed_records"
+    "calls", "throttled_calls", "faulted_calls", "denied_calls", "delayed_calls", "bytes", "cbor_calls",
+    "trimmed_records"
 )
 ITERATOR_LIFETIME_S = 300.0  # Kinesis expires a shard iterator 5 minutes after issuing it
 WINDOW_S = 1.0
@@ -225,6 +229,8 @@ class Limits:
     allowed_actions: list[str] | None = None
     # Seed of the draws of share-based faults; None: a different sequence every run.
     fault_seed: int | None = None
+    # Operation -> seconds each call waits before it is served.
+    delays_s: dict[str, float] | None = None
 
     def __post_init__(self) -> None:
         for op, codes in (self.faults or {}).items():
@@ -523,10 +529,12 @@ class _Proxy:
         cbor: int = 0,
         faulted: int = 0,
         denied: int = 0,
+        delayed: int = 0,
     ) -> None:
         total = self.op_totals.setdefault(op, dict.fromkeys(OPERATION_COUNTERS, 0))
         total["calls"] += calls
         total["denied_calls"] += denied
+        total["delayed_calls"] += delayed
         total["throttled_calls"] += throttled
         total["faulted_calls"] += faulted
         total["bytes"] += size
@@ -734,6 +742,11 @@ class _Proxy:
         denied = await self._denied(request, op, cbor)
         if denied is not None:
             return denied
+        delay = (self.limits.delays_s or {}).get(op)
+        if delay:
+            with self.lock:
+                self._total(op, delayed=1)
+            await asyncio.sleep(delay)
         codes = (self.limits.faults or {}).get(op)
         token = bool(codes) and EXPIRED_NEXT_TOKEN in codes and _has_next_token(await request.read(), cbor)
         fault = self._fault(op, token) if codes else None

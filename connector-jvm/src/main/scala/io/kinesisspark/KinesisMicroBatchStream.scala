@@ -52,7 +52,8 @@ final class KinesisMicroBatchStream(
   // sets it as a local property of the thread that creates the sources.
   private val consumers: Option[ConsumerRegistrar] = options.efo.map(efo =>
     ConsumerRegistrar(api, options.streams, efo, QueryMetrics.currentQueryId(spark)))
-  private val prefetcher = new Prefetcher(spark.sparkContext, options, Random.nextInt(Int.MaxValue), clock, consumers)
+  private val prefetcher = new Prefetcher(spark.sparkContext, options, Random.nextInt(Int.MaxValue), clock, consumers,
+    spark.sparkContext.getConf.getLong(Prefetcher.SilenceLimitConf, Prefetcher.SilenceLimitMillis))
   private val blockReads = BlockReadCounters(spark.sparkContext)
   @volatile private var availableNow: Option[AvailableNowTarget] = None
   private val dataLoss = DataLossPolicy(options.failOnDataLoss)
@@ -272,6 +273,8 @@ final class KinesisMicroBatchStream(
       lastRoundBlocks = prefetcher.lastRoundBlocks,
       blocksStored = prefetcher.blocksStored,
       lastRoundMs = prefetcher.lastRoundMillis,
+      lostTickets = prefetcher.lostTickets,
+      refusedResults = prefetcher.refusedResults,
       blockReadsLocal = blockReads.local.value,
       blockReadsRemote = blockReads.remote.value,
       blockReadsFromKinesis = blockReads.fromKinesis.value,
@@ -296,7 +299,7 @@ object KinesisMicroBatchStream {
   val MetricsSystemNames: Seq[String] = Seq("avgMsBehindLatest", "maxMsBehindLatest", "minMsBehindLatest",
     "activeShards", "recordsRead", "bytesRead", "bufferedRecords", "bufferedBytes", "throttlingEvents",
     "avgFetchLatencyMs", "dataLossEvents", "fetchRounds", "oldestBufferedRecordAgeMs", "lastRoundBlocks", "blocksStored",
-    "blockReadsLocal", "blockReadsRemote", "blockReadsFromKinesis", "lastRoundMs",
-    "driverLatestOffsetMs", "driverPlanInputPartitionsMs", "driverCommitMs",
+    "blockReadsLocal", "blockReadsRemote", "blockReadsFromKinesis", "lastRoundMs", "fetchTicketsLost",
+    "fetchResultsRefused", "driverLatestOffsetMs", "driverPlanInputPartitionsMs", "driverCommitMs",
     "driverLatestOffsetCpuMs", "driverPlanInputPartitionsCpuMs", "driverCommitCpuMs", "offsetBytes")
 }

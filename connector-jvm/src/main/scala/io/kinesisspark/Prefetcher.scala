@@ -46,7 +46,8 @@ final class Prefetcher(
     options: KinesisSourceOptions,
     streamId: Int,
     clock: Clock = Clock.systemUTC(),
-    consumers: Option[ConsumerRegistrar] = None) {
+    consumers: Option[ConsumerRegistrar] = None,
+    silenceLimitMillis: Long = Prefetcher.SilenceLimitMillis) {
 
   import Prefetcher._
 
@@ -83,6 +84,8 @@ final class Prefetcher(
   @volatile private var lastRoundBlockCount = 0L
   @volatile private var blocksStoredTotal = 0L
   @volatile private var lastRoundDuration = 0L
+  @volatile private var ticketsLost = 0L
+  @volatile private var resultsRefused = 0L
   @volatile private var stopped = false
   @volatile private var started = false // the prefetcher's threads were started (under `this`)
   /**
@@ -190,6 +193,14 @@ final class Prefetcher(
   /** How long the latest round that fetched took, from its job's submission to its last result's delivery. */
   def lastRoundMillis: Long = lastRoundDuration
 
+  /** Prefetch tickets given up on: their executor was gone, or silent for the silence limit (their shards were fetched
+   * again in a later round). */
+  def lostTickets: Long = ticketsLost
+
+  /** Results delivered for tickets no round waited for any more (a lost ticket's, delivered late): refused, and their
+   * executor removed their blocks. */
+  def refusedResults: Long = resultsRefused
+
   /** Data-loss events the driver saw (deleted streams); shard readers count theirs in [[shardStats]]. */
   def driverDataLossEvents: Long = streamDataLossEvents
 
@@ -274,7 +285,10 @@ final class Prefetcher(
         if (keptCopies.size > KeptCopiesRemembered) keptCopies.remove(keptCopies.head._1)
         notifyAll()
         FetchResultChannel.Accepted
-      } else FetchResultChannel.Refused
+      } else {
+        resultsRefused += 1
+        FetchResultChannel.Refused
+      }
     }
   }
 
@@ -550,13 +564,13 @@ final class Prefetcher(
 
   /**
    * Waits until every ticket of the round is delivered or lost: its executor is gone, or has not listed it among
-   * those it holds for [[SilenceLimitMillis]] (a delivery that failed, an executor that restarted its service). The
+   * those it holds for `silenceLimitMillis` (a delivery that failed, an executor that restarted its service). The
    * delivered results, in ticket order.
    */
   private def awaitResults(): Seq[ShardFetchResult] = {
     val lost = mutable.HashSet.empty[Long]
     // Every delivery wakes this thread: what it does then is constant, and the tickets are walked only when the
-    // liveness check is due (so a silent ticket is found lost up to LivenessCheckMillis after SilenceLimitMillis).
+    // liveness check is due (so a silent ticket is found lost up to LivenessCheckMillis after the silence limit).
     // Walking them on every wake was quadratic in the tickets of a round (at 1,000 shards, a sixth of the driver JVM's
     // allocation in DriverScaleBenchmark, and longer GC pauses for the query thread).
     def openCount: Int = awaited.size - delivered.size - lost.count(!delivered.contains(_))
@@ -574,14 +588,15 @@ final class Prefetcher(
             .flatMap { case (id, at) => at.map(id -> _) }
             .flatMap { case (id, at) =>
               if (live.exists(!_.contains(at))) Some((id, s"was fetching on $at, which is gone"))
-              else if (now - heardOf.getOrElse(id, now) > SilenceLimitMillis) {
-                Some((id, s"was dispatched to $at, which has not listed it for ${SilenceLimitMillis / 1000} s"))
+              else if (now - heardOf.getOrElse(id, now) > silenceLimitMillis) {
+                Some((id, s"was dispatched to $at, which has not listed it for ${silenceLimitMillis / 1000.0} s"))
               } else None
             }.toSeq
           gone.foreach { case (id, why) =>
             log.warn(s"Prefetch ticket $id $why; its shards are fetched again next round")
           }
           lost ++= gone.map(_._1)
+          ticketsLost += gone.size
         }
         if (!stopped && openCount > 0) wait(math.max(1L, checkedAt + LivenessCheckMillis - clock.millis()))
       }
@@ -602,7 +617,12 @@ object Prefetcher {
   /** How often a round waiting for results checks that the executors fetching them are still there. */
   private val LivenessCheckMillis = 500L
   /** A ticket its executor has not listed among those it holds for this long is lost (they list them every second). */
-  private val SilenceLimitMillis = 15000L
+  val SilenceLimitMillis = 15000L
+  /**
+   * A Spark setting that replaces [[SilenceLimitMillis]]: the reliability tests pause an executor for seconds, not for
+   * the production limit. Not a user option (it is not in the option table): only a test has reason to change it.
+   */
+  val SilenceLimitConf = "spark.kinesisspark.test.prefetchSilenceLimitMs"
   /** Tickets whose kept copy is remembered, for executors that deliver again: several rounds at 10,000 shards. */
   private val KeptCopiesRemembered = 20000
   private val MinListingGapMs = 100L

@@ -30,6 +30,8 @@ private[kinesisspark] object SourceMetrics {
    * @param lastRoundBlocks       blocks the latest round that fetched stored
    * @param blocksStored          blocks every round stored
    * @param lastRoundMs           how long the latest round that fetched took
+   * @param lostTickets           prefetch tickets given up on (their executor gone or silent)
+   * @param refusedResults        results delivered late, for tickets given up on, and refused
    * @param blockReadsLocal       blocks partition readers found on their own executor
    * @param blockReadsRemote      blocks they fetched from another executor
    * @param blockReadsFromKinesis blocks they found gone and read again from Kinesis
@@ -52,6 +54,8 @@ private[kinesisspark] object SourceMetrics {
       lastRoundBlocks: Long,
       blocksStored: Long,
       lastRoundMs: Long,
+      lostTickets: Long,
+      refusedResults: Long,
       blockReadsLocal: Long,
       blockReadsRemote: Long,
       blockReadsFromKinesis: Long,
@@ -101,6 +105,8 @@ private[kinesisspark] object SourceMetrics {
         "blockReadsRemote" -> snapshot.blockReadsRemote.toString,
         "blockReadsFromKinesis" -> snapshot.blockReadsFromKinesis.toString,
         "lastRoundMs" -> snapshot.lastRoundMs.toString,
+        "fetchTicketsLost" -> snapshot.lostTickets.toString,
+        "fetchResultsRefused" -> snapshot.refusedResults.toString,
         "recordsRead" -> snapshot.recordsRead.toString,
         "bytesRead" -> snapshot.bytesRead.toString,
         "dataLossEvents" -> (snapshot.driverDataLossEvents + overall.dataLossEvents).toString)
