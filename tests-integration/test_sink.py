@@ -172,6 +172,35 @@ def test_throttled_writes_are_retried_until_every_row_is_stored(spark, kinesis, 
     assert metrics["recordsWritten"] == 3000
 
 
+# The first 11 PutRecords calls: three of each failure, then one call served, in turn (3 times each).
+PUT_FAULTS = {
+    "PutRecords": {
+        "InternalFailure": {"every": 4, "first": 1, "times": 3},
+        "ServiceUnavailable": {"every": 4, "first": 2, "times": 3},
+        "ConnectionReset": {"every": 4, "first": 3, "times": 3},
+    }
+}
+
+
+def test_failed_and_unanswered_put_records_calls_are_retried_until_every_row_is_stored(
+    spark, kinesis, stream, proxy, tmp_path
+):
+    """PutRecords answered with HTTP 500 (InternalFailure), 503 (ServiceUnavailable) or no answer at all (a reset
+    connection), each 3 times, three calls in a row: the sink retries the whole call, and every row is stored once.
+    (The proxy fails these calls without passing them on, so no failed call stored anything; on AWS a call that got no
+    answer may have stored its records, and the sink delivers at least once.)"""
+    name = stream(2)
+    through = proxy(faults=PUT_FAULTS)
+    df = rows(spark, 3000, keys=503)
+    json_files(tmp_path / "in", df, files=2)
+    metrics = run_to_end(start_stream(stream_files(spark, tmp_path / "in"), through.endpoint, tmp_path / "cp",
+                                      streamName=name))
+
+    assert stored(kinesis, name) == expected(df)
+    assert metrics["recordsWritten"] == 3000, metrics
+    fired = through.operation_stats("PutRecords")["faults_by_code"]
+    assert fired == {code: 3 for code in PUT_FAULTS["PutRecords"]}, fired
+
 def test_a_throttled_batch_write_shows_its_retries_in_the_sql_metrics(spark, kinesis, stream, proxy):
     name = stream(1)
     through = proxy(write_records_per_s=300)
