@@ -132,11 +132,27 @@ if [[ -f mkdocs.yml ]]; then
   bash dev/docs.sh && checks+=("docs: ok") || { checks+=("docs: FAILED"); status=1; }
 fi
 
-# Each suite runs from its own directory so that its own pytest configuration applies.
+# Each suite runs from its own directory so that its own pytest configuration applies. --durations: the slowest
+# tests, to see where CI's minutes go.
+rm -f "$reports/reliability.md"  # the reliability tests' table: each pytest process below adds its rows
 for suite in "${suites[@]}"; do
-  phase "pytest $suite"
-  # --durations: the slowest tests, to see where CI's minutes go.
-  (cd "$suite" && "$venv/bin/python" -m pytest -q --durations=15 --junitxml="$reports/pytest-$suite.xml") || status=1
+  if [[ "$suite" == tests-integration ]]; then
+    # Two processes, each with its own emulator and Spark session, a test file at a time (pytest-xdist): the tests
+    # wait on Spark and the emulator about half of the time, so two lanes on the 2 cores take about 60 % of one
+    # lane's time (test_prefetch_engine.py and test_efo.py: 395 s in one lane, 235 s in two). The tests marked
+    # serial count calls per second of wall time, which another test's CPU would shift: they run alone, after.
+    phase "pytest $suite, two test files at a time"
+    (cd "$suite" && "$venv/bin/python" -m pytest -q --durations=15 -n 2 --dist loadfile -m "not serial" \
+      --junitxml="$reports/pytest-$suite.xml") || status=1
+    phase "pytest $suite -m serial, alone"
+    suites+=("$suite-serial")
+    (cd "$suite" && "$venv/bin/python" -m pytest -q --durations=5 -m serial \
+      --junitxml="$reports/pytest-$suite-serial.xml") || status=1
+  else
+    phase "pytest $suite"
+    (cd "$suite" && "$venv/bin/python" -m pytest -q --durations=15 --junitxml="$reports/pytest-$suite.xml") \
+      || status=1
+  fi
 done
 # The same harness and tests on every other Spark line, each in its own venv with the jar the package picks for
 # its pyspark: Spark 3.5 (the Scala 2.12 jar) and the spark.also lines of versions.properties (the Scala 2.13 jar,

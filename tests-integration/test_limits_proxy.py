@@ -31,6 +31,8 @@ from harness.spark import connector_jar
 SHARD_0 = "shardId-000000000000"
 SHARD_1 = "shardId-000000000001"
 KB = 1000
+# Most of these count calls within a second of wall time.
+pytestmark = pytest.mark.serial
 
 
 def client(endpoint: str):  # noqa: ANN201

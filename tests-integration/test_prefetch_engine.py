@@ -89,6 +89,7 @@ def rows_per_batch(records: list[SinkRecord]) -> dict[int, list[SinkRecord]]:
 # ---- 1. per-shard limits, through a proxy that enforces Kinesis's
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize(
     "options",
     [{}, {"minFetchPeriod": "200ms", "maxRecordsPerFetch": "100"}],
@@ -122,6 +123,7 @@ def test_get_records_stay_within_five_calls_per_second_per_shard(
     assert limits.shard_stats("?", "?", "GetRecords", stats)["calls"] == 0, "a GetRecords call was not mapped"
 
 
+@pytest.mark.serial
 def test_max_fetch_rate_bounds_the_bytes_read_per_shard_per_second(
     kinesis, stream, read_kinesis, sink, proxy
 ):
@@ -155,6 +157,7 @@ def test_max_fetch_rate_bounds_the_bytes_read_per_shard_per_second(
 # ---- 2. throttling
 
 
+@pytest.mark.serial
 def test_two_queries_on_one_stream_survive_throttling(
     spark, kinesis, stream, read_kinesis, sink, proxy, tmp_path
 ):

@@ -218,6 +218,7 @@ def test_a_throttled_batch_write_shows_its_retries_in_the_sql_metrics(spark, kin
     assert metrics["PutRecords calls"] == through.operation_stats("PutRecords")["calls"], metrics
 
 
+@pytest.mark.serial
 def test_paced_writes_keep_a_shard_within_its_limit_where_unpaced_ones_are_refused(spark, kinesis, stream, proxy):
     """Issue 18's report, kept: unpaced, the sink found a shard's rate by being refused (about three refused
     entries per row written); paced (the default), it sends the shard about what it takes and is hardly refused."""
@@ -236,6 +237,7 @@ def test_paced_writes_keep_a_shard_within_its_limit_where_unpaced_ones_are_refus
     assert throttled["false"] > 10 * max(1, throttled["true"]), throttled
 
 
+@pytest.mark.serial
 def test_a_paced_writer_sharing_its_shard_with_another_producer_slows_down_and_loses_nothing(
     spark, kinesis, stream, proxy
 ):

@@ -7,6 +7,8 @@ the table the README's reliability section shows.
 
 from __future__ import annotations
 
+import fcntl
+import os
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -30,10 +32,15 @@ def record(fault: str, happened: str, delivery: Delivery, recovery_s: float | No
 
 
 def write_report() -> None:
-    """Write the rows recorded in this session (nothing if no reliability test ran)."""
+    """Add the rows recorded in this process to the report (nothing if no reliability test ran). Processes of one
+    run (dev/test.sh's two lanes and its serial phase) add to the same file, under a lock; dev/test.sh removes it
+    before the run."""
     if ROWS:
         REPORT.parent.mkdir(parents=True, exist_ok=True)
-        REPORT.write_text(HEADER + "".join(ROWS))
+        with REPORT.open("a") as report:
+            fcntl.flock(report, fcntl.LOCK_EX)
+            report.seek(0, os.SEEK_END)  # another process may have added rows while this one waited
+            report.write(("" if report.tell() else HEADER) + "".join(ROWS))
         print(f"\n{REPORT}:\n{HEADER}{''.join(ROWS)}")
 
 
