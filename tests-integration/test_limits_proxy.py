@@ -23,7 +23,7 @@ from pathlib import Path
 import cbor2
 import pyspark
 import pytest
-from botocore.exceptions import ClientError, ConnectionClosedError
+from botocore.exceptions import ClientError, ConnectionClosedError, ReadTimeoutError
 from harness.kinesis import Kinesis, boto_client
 from harness.limits_proxy import CBOR_TYPE, JSON_TYPE, THROTTLED
 from harness.spark import connector_jar
@@ -134,6 +134,22 @@ def test_a_reset_fault_answers_nothing_and_expired_tokens_meet_only_later_pages(
     assert expired.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
     assert limits.operation_stats("GetShardIterator")["faulted_calls"] == 1
     assert limits.operation_stats("ListShards")["faulted_calls"] == 1
+    through.close()
+
+
+def test_a_hung_call_is_held_silent_until_the_client_gives_up(stream, proxy):
+    """A ConnectionHang answers nothing and keeps the connection open: the client's read timeout ends the call, the
+    proxy lets go of it, and the next call is served."""
+    name = stream(1)
+    limits = proxy(faults={"DescribeStreamSummary": {"ConnectionHang": {"every": 2, "first": 1, "times": 1}}})
+    through = boto_client(limits.endpoint, max_attempts=1, read_timeout_s=1)
+    started = time.monotonic()
+    with pytest.raises(ReadTimeoutError):
+        through.describe_stream_summary(StreamName=name)
+    assert 1 <= time.monotonic() - started < 10
+    assert through.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]["StreamName"] == name
+    stats = limits.operation_stats("DescribeStreamSummary")
+    assert (stats["calls"], stats["faults_by_code"]) == (2, {"ConnectionHang": 1}), stats
     through.close()
 
 

@@ -252,6 +252,81 @@ def test_kinesis_unreachable_for_20_seconds(persistent_emulator, spark, tmp_path
     assert_per_key_order(rows, puts)
 
 
+# TransientBackoff.MaxFailuresConf: the retry budget, in failures in a row, of every caller in the application.
+RETRY_BUDGET_CONF = "spark.kinesisspark.test.transientMaxFailures"
+
+
+@pytest.mark.parametrize("mode", ["polling", "efo"])
+def test_kinesis_unreachable_past_the_retry_budget_fails_the_query_and_a_restart_loses_nothing(
+    persistent_emulator, spark, tmp_path, cluster_job, mode
+):
+    """An outage that outlives the retry budget fails the query, saying Kinesis was unreachable and that a restart
+    resumes; restarted from its checkpoint once Kinesis is back, it delivers every record once. The budget is 2
+    failures in a row here (a few seconds), where the production one of 8 lasts 36 to 72 s."""
+    kinesis = Kinesis(persistent_emulator.endpoint)
+    name = f"long-outage-{mode}"
+    kinesis.create_stream(name, 2)
+    producer = KeyedProducer(persistent_emulator.endpoint, name).start()
+    root = tmp_path / "job"
+    options = source_options(persistent_emulator.endpoint, name, consumerMode=mode)
+    job = cluster_job(root, options, conf={RETRY_BUDGET_CONF: "2"}).start()
+    job.wait_progress(lambda p: p["numInputRows"] > 0)
+    producer.pause()
+    time.sleep(1.5)  # the emulator persists every 500 ms: every acknowledged record is on disk
+    persistent_emulator.stop()
+    down_at = time.monotonic()
+    failed = job.wait_event(lambda e: e["event"] == "failed", timeout_s=120)
+    down_s = time.monotonic() - down_at
+    persistent_emulator.start()
+    back_at = time.time()
+    message = failed["message"]
+    assert "failed 3 times in a row" in message and "Kinesis was unreachable" in message, message[:2000]
+    assert "restarting the query from its checkpoint resumes" in message, message[:2000]
+    job.process.wait(timeout=60)
+    job.start()
+    producer.resume()
+    recovery = delivered_after(job, back_at)
+    producer.wait_rounds(20)
+    rows, puts, delivery = finish(job, producer, kinesis, name, spark, root)
+    kinesis.close()
+    record(f"Kinesis (the emulator) stopped past the retry budget ({mode}; 2 failures in a row, {down_s:.0f} s)",
+           "query failed naming the outage; restarted from its checkpoint", delivery, recovery)
+    delivery.assert_exactly_once()
+    assert_per_key_order(rows, puts)
+
+
+# TestSettings.SocketTimeoutMs: how long the connector's HTTP clients wait for a byte of an answer.
+SOCKET_TIMEOUT_CONF = "spark.kinesisspark.test.socketTimeoutMs"
+HANGS = {"GetRecords": {"ConnectionHang": {"every": 7, "times": 3}}}
+
+
+def test_hung_get_records_calls_are_given_up_at_the_socket_timeout_and_made_again(
+    kinesis, emulator, stream, spark, tmp_path, cluster_job, proxy
+):
+    """Three GetRecords calls get no answer on a connection that stays open (not refused, not reset): each is given
+    up at the socket timeout (2 s here, 30 s in production) and made again, and nothing is lost or repeated."""
+    name = stream(2)
+    through = proxy(faults=HANGS)
+    producer = KeyedProducer(emulator.endpoint, name).start()
+    root = tmp_path / "job"
+    job = cluster_job(root, source_options(through.endpoint, name), conf={SOCKET_TIMEOUT_CONF: "2000"}).start()
+    job.wait_progress(lambda p: p["numInputRows"] > 0)
+    deadline = time.monotonic() + 120
+    while through.operation_stats("GetRecords")["faults_by_code"].get("ConnectionHang", 0) < 3:
+        assert time.monotonic() < deadline, f"the hangs did not all fire: {through.operation_stats('GetRecords')}"
+        time.sleep(0.5)
+    hung_at = time.time()
+    recovery = delivered_after(job, hung_at)
+    producer.wait_rounds(20)
+    rows, puts, delivery = finish(job, producer, kinesis, name, spark, root)
+    fired = through.operation_stats("GetRecords")["faults_by_code"]
+    assert fired == {"ConnectionHang": 3}, fired
+    record("3 GetRecords calls hung (connection open, no answer; 2 s socket timeout)",
+           "calls given up and made again; query continued", delivery, recovery)
+    delivery.assert_exactly_once()
+    assert_per_key_order(rows, puts)
+
+
 KPL_MAGIC = bytes.fromhex("f3899ac2")
 MAX_RECORD_BYTES = 1024 * 1024  # data and partition key together
 

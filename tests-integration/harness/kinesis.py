@@ -56,7 +56,7 @@ def _entry(record: Record) -> dict:
     return entry
 
 
-def boto_client(endpoint: str, max_attempts: int = 5):  # noqa: ANN201 (boto3 clients have no static type)
+def boto_client(endpoint: str, max_attempts: int = 5, read_timeout_s: float = 60):  # noqa: ANN201 (no static type)
     """A boto3 Kinesis client for ``endpoint`` (region us-east-1, keys ``test``/``test``); ``max_attempts=1``
     makes exactly one attempt per call (to see throttling as it happens)."""
     retries = {"mode": "standard", "max_attempts": max_attempts} if max_attempts > 1 else {"total_max_attempts": 1}
@@ -66,7 +66,7 @@ def boto_client(endpoint: str, max_attempts: int = 5):  # noqa: ANN201 (boto3 cl
         region_name=REGION,
         aws_access_key_id=ACCESS_KEY,
         aws_secret_access_key=SECRET_KEY,
-        config=Config(retries=retries, read_timeout=60),
+        config=Config(retries=retries, read_timeout=read_timeout_s),
     )
 
 

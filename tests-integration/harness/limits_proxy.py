@@ -54,7 +54,9 @@ any operation             ``faults``: operation -> {error code: share of calls, 
                           ``faulted_calls`` of the operation, as are refused AT_TIMESTAMP times, and by error
                           code in ``faults_by_code``, with the time of each in ``fault_times``).
                           ``ConnectionReset`` is no answer at all: the proxy reads the request and resets the
-                          connection (TCP RST). ``ExpiredNextTokenException`` (HTTP 400, "the pagination token
+                          connection (TCP RST). ``ConnectionHang`` is no answer either, and no reset: the proxy
+                          reads the request and holds the connection open, silent, until the client gives up and
+                          closes it (its socket timeout), then resets it. ``ExpiredNextTokenException`` (HTTP 400, "the pagination token
                           passed to the operation is expired" in the ListShards API reference) is only given to
                           calls that carry a ``NextToken``
 slow calls                ``delays_s``: operation -> seconds each of its calls waits in the proxy before it is
@@ -167,6 +169,9 @@ LIMIT_EXCEEDED = "LimitExceededException"
 FAULT_STATUS = {"InternalFailure": 500, "ServiceUnavailable": 503}
 # A fault that is no answer: the connection is reset once the request was read.
 CONNECTION_RESET = "ConnectionReset"
+# A fault that is silence: the connection stays open, unanswered, until the client closes it (at most HANG_MAX_S).
+CONNECTION_HANG = "ConnectionHang"
+HANG_MAX_S = 300.0
 # A fault only calls with a pagination token can meet.
 EXPIRED_NEXT_TOKEN = "ExpiredNextTokenException"
 # The counters kept per operation over all shards (see the module documentation).
@@ -755,7 +760,9 @@ class _Proxy:
             with self.lock:
                 self._total(op, calls=1, faulted=1, cbor=int(cbor))
                 self._fired(op, fault)
-            if fault == CONNECTION_RESET:
+            if fault == CONNECTION_HANG:
+                await self._hang(request)
+            if fault in (CONNECTION_RESET, CONNECTION_HANG):
                 return self._reset(request)
             return self._error(cbor, fault, f"{fault} injected by the limits proxy", FAULT_STATUS.get(fault, 400))
         if handler is None or request.method != "POST":
@@ -855,6 +862,13 @@ class _Proxy:
                 await out.write(chunk)
             await out.write_eof()
             return out
+
+    @staticmethod
+    async def _hang(request: web.Request) -> None:
+        """Answers nothing until the client closes the connection, or HANG_MAX_S pass."""
+        deadline = time.monotonic() + HANG_MAX_S
+        while time.monotonic() < deadline and request.transport is not None and not request.transport.is_closing():
+            await asyncio.sleep(0.05)
 
     @staticmethod
     def _reset(request: web.Request) -> web.Response:

@@ -8,6 +8,8 @@ import software.amazon.awssdk.http.async.SdkAsyncHttpClient
 import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient
 import software.amazon.awssdk.utils.AttributeMap
 
+import io.kinesisspark.TestSettings
+
 /**
  * The HTTP clients of every SDK client the connector builds, with the connector's TLS trust: synchronous
  * (Apache's connection pool) for Kinesis and STS calls, and HTTP/2 (Netty) for SubscribeToShard. Explicit rather
@@ -24,7 +26,7 @@ private[kinesisspark] object HttpClients {
     val builder = ApacheHttpClient.builder()
       .maxConnections(Integer.valueOf(MaxConnections))
       .connectionTimeout(Duration.ofSeconds(10))
-      .socketTimeout(Duration.ofSeconds(30))
+      .socketTimeout(socketTimeout(Duration.ofSeconds(30)))
       .connectionMaxIdleTime(Duration.ofSeconds(60))
       .tcpKeepAlive(java.lang.Boolean.TRUE)
     tls.trustManagers.foreach(managers => builder.tlsTrustManagersProvider(trusting(managers)))
@@ -50,12 +52,17 @@ private[kinesisspark] object HttpClients {
       .protocolNegotiation(if (plainText) ProtocolNegotiation.ASSUME_PROTOCOL else ProtocolNegotiation.ALPN)
       .maxConcurrency(Integer.valueOf(MaxSubscriptions))
       .connectionTimeout(Duration.ofSeconds(10))
-      .readTimeout(Duration.ofSeconds(60))
+      .readTimeout(socketTimeout(Duration.ofSeconds(60)))
     tls.trustManagers.foreach(managers => builder.tlsTrustManagersProvider(trusting(managers)))
     builder.buildWithDefaults(defaults(tls))
   }
 
   private val MaxSubscriptions = 10000
+
+  /** How long a call may go without a byte of answer: `production`, or the test-only setting (a hung connection is
+   * then given up in seconds). */
+  private def socketTimeout(production: Duration): Duration =
+    TestSettings.long(TestSettings.SocketTimeoutMs).fold(production)(ms => Duration.ofMillis(ms))
 
   private def trusting(managers: Array[javax.net.ssl.TrustManager]): TlsTrustManagersProvider =
     new TlsTrustManagersProvider { override def trustManagers() = managers }

@@ -259,12 +259,12 @@ final class ShardSubscription(
       if (e.isInstanceOf[ResourceNotFoundException]) _consumerMissing = true
       backoff.failed() match {
         case None => fail(KinesisErrors.unavailable(s"SubscribeToShard on stream '$stream', $shardId",
-          TransientBackoff.MaxFailures + 1, e))
+          backoff.budget + 1, e))
         case Some(_) if idle => pause()
         case Some(delayMs) =>
           log.warn(s"Enhanced fan-out subscription of stream '$stream', $shardId failed (${e.getClass.getSimpleName}: " +
             s"${e.getMessage}); subscribing again in about ${delayMs}ms (${backoff.failuresInARow} of " +
-            s"${TransientBackoff.MaxFailures})")
+            s"${backoff.budget})")
           scheduleAttempt(math.max(spacingDelay(acceptedAt), delayMs))
       }
     case _ => fail(e)

@@ -190,9 +190,9 @@ final class ShardReader(
   /** Retries a passing failure after a jittered exponential back-off, a bounded number of times. */
   private def transientFailure(e: Exception): ShardReadBatch = {
     val delayMs = transientBackoff.failed().getOrElse(
-      throw KinesisErrors.unavailable(s"GetRecords on stream '$stream', $shardId", TransientBackoff.MaxFailures + 1, e))
+      throw KinesisErrors.unavailable(s"GetRecords on stream '$stream', $shardId", transientBackoff.budget + 1, e))
     log.warn(s"GetRecords on stream '$stream', $shardId failed (${e.getClass.getSimpleName}: ${e.getMessage}); " +
-      s"retry ${transientBackoff.failuresInARow} of ${TransientBackoff.MaxFailures} in about ${delayMs}ms")
+      s"retry ${transientBackoff.failuresInARow} of ${transientBackoff.budget} in about ${delayMs}ms")
     _readyAt = clock.millis() + delayMs
     ShardReadBatch.Throttled
   }

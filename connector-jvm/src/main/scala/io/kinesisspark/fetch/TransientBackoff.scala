@@ -3,7 +3,7 @@ package io.kinesisspark.fetch
 import scala.util.Random
 import scala.util.control.NonFatal
 
-import io.kinesisspark.KinesisErrors
+import io.kinesisspark.{KinesisErrors, TestSettings}
 import io.kinesisspark.aws.ErrorClassifier
 
 /**
@@ -22,7 +22,7 @@ import io.kinesisspark.aws.ErrorClassifier
  *     backoff.failed().fold(throw e)(delayMs => retryIn(delayMs)) }
  * }}}
  */
-final class TransientBackoff(random: Random = new Random()) {
+final class TransientBackoff(random: Random = new Random(), val budget: Int = TransientBackoff.maxFailures) {
   import TransientBackoff._
 
   private var failures = 0
@@ -35,7 +35,7 @@ final class TransientBackoff(random: Random = new Random()) {
 
   /** A call failed transiently: the delay before the next attempt, or None when the budget is spent. */
   def failed(): Option[Long] =
-    if (failures >= MaxFailures) None
+    if (failures >= budget) None
     else {
       failures += 1
       val backoff = math.min(MaxBackoffMs, BaseBackoffMs << failures)
@@ -45,6 +45,8 @@ final class TransientBackoff(random: Random = new Random()) {
 
 object TransientBackoff {
   val MaxFailures = 8
+  /** [[MaxFailures]], or what the test-only Spark setting [[io.kinesisspark.TestSettings.TransientMaxFailures]] says. */
+  def maxFailures: Int = TestSettings.long(TestSettings.TransientMaxFailures).fold(MaxFailures)(_.toInt)
   private val BaseBackoffMs = 250L
   private val MaxBackoffMs = 20000L
   private val log = org.slf4j.LoggerFactory.getLogger(getClass)
@@ -67,9 +69,9 @@ object TransientBackoff {
       try result = Some(call)
       catch {
         case NonFatal(e) if ErrorClassifier.isTransient(e) =>
-          val delayMs = backoff.failed().getOrElse(throw KinesisErrors.unavailable(what, MaxFailures + 1, e))
+          val delayMs = backoff.failed().getOrElse(throw KinesisErrors.unavailable(what, backoff.budget + 1, e))
           log.warn(s"$what failed (${e.getClass.getSimpleName}: ${e.getMessage}); trying again in about ${delayMs}ms " +
-            s"(retry ${backoff.failuresInARow} of $MaxFailures)")
+            s"(retry ${backoff.failuresInARow} of ${backoff.budget})")
           sleep(delayMs)
       }
     }

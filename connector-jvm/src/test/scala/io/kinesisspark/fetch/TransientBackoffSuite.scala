@@ -21,6 +21,12 @@ class TransientBackoffSuite extends AnyFunSuite {
     assert(backoff.failed().isEmpty)
   }
 
+  test("a smaller budget (the test-only Spark setting's) is spent after that many failures") {
+    val backoff = new TransientBackoff(new Random(5), budget = 2)
+    assert(Seq.fill(3)(backoff.failed()).map(_.isDefined) == Seq(true, true, false))
+    assert(new TransientBackoff().budget == TransientBackoff.MaxFailures) // no SparkEnv here: the production budget
+  }
+
   test("a success starts a fresh budget") {
     val backoff = new TransientBackoff(new Random(1))
     (1 to TransientBackoff.MaxFailures).foreach(_ => backoff.failed())

@@ -1,0 +1,31 @@
+package io.kinesisspark
+
+import scala.util.Try
+
+import org.apache.spark.SparkEnv
+
+/**
+ * Spark settings that only tests have reason to change: limits that make a fault last minutes in production, which
+ * a reliability test wants to see pass in seconds. They are not options (not in the option table, not validated
+ * with the source's options); each is read where its limit applies, in whichever JVM of the application that is:
+ * Spark passes `spark.*` settings from the driver to the executors.
+ *
+ * {{{
+ *   spark-submit --conf spark.kinesisspark.test.transientMaxFailures=2 ...
+ *   val budget = TestSettings.long(TestSettings.TransientMaxFailures).fold(8)(_.toInt)
+ * }}}
+ */
+object TestSettings {
+  /** Failures in a row a [[fetch.TransientBackoff]] allows (production: 8, about 36 to 72 s of retries). */
+  val TransientMaxFailures = "spark.kinesisspark.test.transientMaxFailures"
+  /** Milliseconds the HTTP clients wait for a byte of an answer before they give the call up (production: 30 s for
+   * Kinesis and STS calls, 60 s for an enhanced fan-out subscription's next event). */
+  val SocketTimeoutMs = "spark.kinesisspark.test.socketTimeoutMs"
+
+  /** The setting's value in this JVM's Spark application, if set (none outside one, as in unit tests). */
+  def long(name: String): Option[Long] =
+    Option(SparkEnv.get).flatMap(_.conf.getOption(name)).map { value =>
+      Try(value.trim.toLong).toOption.filter(_ >= 0).getOrElse(throw new IllegalArgumentException(
+        s"Spark setting $name is '$value'; expected a whole number >= 0"))
+    }
+}
