@@ -14,7 +14,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from harness.sink import ProgressLog, wait_for_failure
+from harness.reliability import source_options
+from harness.sink import BatchSink, ProgressLog, wait_for_failure
 from test_polling_source import assert_delivered_exactly, numbered
 
 SHARD = "shardId-000000000000"
@@ -52,4 +53,52 @@ def test_a_query_resuming_after_expired_records(fail_on_data_loss, kinesis, stre
     assert not [r for r in records if r.data.startswith(b"expired")], "an expired record was read"
     assert_delivered_exactly([r for r in records if r.data.startswith(b"kept")], kept, name)
     assert max(progress.metric("dataLossEvents")) == 1
+    assert account.operation_stats("GetRecords")["trimmed_records"] > 0, "the proxy trimmed nothing"
+
+
+
+# TestSettings.RetentionMs: the stream's retention as the connector takes it, in place of what DescribeStreamSummary
+# says (24 hours at the least on AWS; here the limits proxy's retention_s plays it in seconds).
+RETENTION_CONF = "spark.kinesisspark.test.retentionMs"
+RETENTION_S = 20
+
+
+@pytest.mark.parametrize("fail_on_data_loss", [True, False], ids=["failOnDataLoss", "no-failOnDataLoss"])
+def test_retention_overtaking_a_running_query(fail_on_data_loss, kinesis, stream, spark, proxy, cluster_job, tmp_path):
+    """A running query lags (every GetRecords call takes 1 s and returns 4 records) when retention (20 s, played by
+    the proxy) takes records it has not read, past the one its reader's iterator points at. With
+    ``failOnDataLoss`` it fails naming the stream and the shard; without it, it counts one loss and delivers, once
+    each, the expired records it had read (the first ones) and every record put after. Reproduced before the fix:
+    the reader went on with the iterator it held, from the oldest record left, and the loss went unreported either
+    way."""
+    name = stream(1)
+    expired = kinesis.put_records(name, numbered(100, prefix="expired"))
+    put_at = time.monotonic()
+    account = proxy(delays_s={"GetRecords": 1.0})
+    options = source_options(account.endpoint, name, maxRecordsPerFetch="4",
+                             failOnDataLoss=str(fail_on_data_loss).lower())
+    root = tmp_path / "job"
+    job = cluster_job(root, options, conf={RETENTION_CONF: str(RETENTION_S * 1000)}).start()
+    job.wait_progress(lambda p: p["numInputRows"] > 0)
+    time.sleep(max(0.0, put_at + RETENTION_S + 1 - time.monotonic()))
+    account.set_limits(retention_s=RETENTION_S)  # every expired record is older than that: gone from now on
+    read_in_time = sum(p["numInputRows"] for p in job.progress())
+    account.set_limits(delays_s={})  # the query catches up
+    kept = kinesis.put_records(name, numbered(25, prefix="kept"))
+    if fail_on_data_loss:
+        message = job.wait_event(lambda e: e["event"] == "failed", timeout_s=90)["message"]
+        for part in (f"'{name}'", SHARD, "failOnDataLoss"):
+            assert part in message, f"{part!r} not in the error: {message[:2000]}"
+        return
+    job.wait_progress(lambda p: sum(x["numInputRows"] for x in job.progress()) >= read_in_time + len(kept))
+    time.sleep(3)  # a record delivered twice would show by now
+    stopped = job.stop()
+    assert stopped is not None, f"the job did not stop cleanly:\n{job.stderr_tail()}"
+    records = BatchSink(spark, root).records()
+    read = sorted(int(r.data.split(b"-")[1]) for r in records if r.data.startswith(b"expired"))
+    assert read == list(range(len(read))), f"expired records read out of order or twice: {read[:40]}"
+    assert read_in_time <= len(read) < len(expired), (read_in_time, len(read))
+    assert_delivered_exactly([r for r in records if r.data.startswith(b"kept")], kept, name)
+    losses = [int(p["sources"][0]["metrics"]["dataLossEvents"]) for p in job.progress()]
+    assert max(losses) == 1, losses
     assert account.operation_stats("GetRecords")["trimmed_records"] > 0, "the proxy trimmed nothing"

@@ -70,6 +70,8 @@ final class Prefetcher(
   private val graphs = mutable.Map.empty[String, ShardGraph]
   private val shardListings = new ShardListings
   private val created = mutable.Map.empty[String, Long]
+  // Each stream's retention period as last described (orders carry it: see ShardReader's retention edge).
+  private val retention = mutable.Map.empty[String, Long]
   // Streams the batch start did not hold (added to `streamName`): when they were added (their first listed shards
   // start at the initial position as of then).
   private val addedStreamAt = mutable.Map.empty[String, Long]
@@ -356,7 +358,7 @@ final class Prefetcher(
     val orders = synchronized {
       readable.filter(r => consumers.isEmpty || consumerArns.contains(r._1)).map { case (stream, s, from) =>
         ShardFetchOrder(stream, s.shardId, from, nextOrder.getAndIncrement(), created.get(stream), s.hashKeyRange,
-          consumerArns.get(stream), s.closed)
+          consumerArns.get(stream), s.closed, retention.get(stream))
       }
     }
     val roundStart = clock.millis()
@@ -416,8 +418,16 @@ final class Prefetcher(
             case None =>
               val shards = api.listShards(s, options.maxShardsPerDescribe)
               // The creation time tells a stream created again; ListShards shows when it must be asked for.
+              // Described at least once per stream by this driver, for its retention period.
               val createdMillis = knownCreated.filterNot(_ => shardListings.needsDescribe(s, shards))
-                .getOrElse(api.describeStream(s).createdMillis)
+                .filter(_ => synchronized(retention.contains(s)))
+                .getOrElse {
+                  val summary = api.describeStream(s)
+                  val retentionMillis = TestSettings.long(TestSettings.RetentionMs)
+                    .getOrElse(summary.retentionHours * MillisPerHour)
+                  synchronized(retention(s) = retentionMillis)
+                  summary.createdMillis
+                }
               shardListings.update(s, createdMillis, shards).map(graph => (createdMillis, graph))
           }
           listing match {
@@ -429,9 +439,9 @@ final class Prefetcher(
         // Kinesis unreachable for a while: keep reading the shards known, and list again after a back-off.
         case NonFatal(e) if ErrorClassifier.isTransient(e) =>
           val delayMs = listingBackoff.failed().getOrElse(throw KinesisErrors.unavailable(
-            s"Listing the shards of ${options.streams.map(s => s"'$s'").mkString(", ")}", TransientBackoff.MaxFailures + 1, e))
+            s"Listing the shards of ${options.streams.map(s => s"'$s'").mkString(", ")}", listingBackoff.budget + 1, e))
           log.warn(s"Listing Kinesis shards failed (${e.getClass.getSimpleName}: ${e.getMessage}); reading the shards " +
-            s"known, listing again in about ${delayMs}ms (retry ${listingBackoff.failuresInARow} of ${TransientBackoff.MaxFailures})")
+            s"known, listing again in about ${delayMs}ms (retry ${listingBackoff.failuresInARow} of ${listingBackoff.budget})")
           lastListMillis = clock.millis() - options.shardFetchIntervalMs + delayMs
           return
       }
@@ -626,4 +636,5 @@ object Prefetcher {
   /** Tickets whose kept copy is remembered, for executors that deliver again: several rounds at 10,000 shards. */
   private val KeptCopiesRemembered = 20000
   private val MinListingGapMs = 100L
+  private val MillisPerHour = 3600L * 1000
 }

@@ -18,6 +18,9 @@ import org.apache.spark.SparkEnv
 object TestSettings {
   /** Failures in a row a [[fetch.TransientBackoff]] allows (production: 8, about 36 to 72 s of retries). */
   val TransientMaxFailures = "spark.kinesisspark.test.transientMaxFailures"
+  /** A stream's retention period in milliseconds, in place of the hours DescribeStreamSummary gives (at least 24
+   * on AWS; the limits proxy plays retention in seconds). */
+  val RetentionMs = "spark.kinesisspark.test.retentionMs"
   /** Milliseconds the HTTP clients wait for a byte of an answer before they give the call up (production: 30 s for
    * Kinesis and STS calls, 60 s for an enhanced fan-out subscription's next event). */
   val SocketTimeoutMs = "spark.kinesisspark.test.socketTimeoutMs"

@@ -49,7 +49,7 @@ object ShardFetchTask {
 
   /**
    * Per order: stream, shard id, from, order id, creation flag [millis], hash key range flag [start, end as decimal
-   * strings], consumer flag [ARN], closed.
+   * strings], consumer flag [ARN], closed, retention flag [millis].
    */
   private[fetch] def encode(orders: Seq[ShardFetchOrder]): Array[Byte] =
     WireFormat.encode(64 + 128 * orders.size) { wire =>
@@ -69,6 +69,7 @@ object ShardFetchTask {
         out.writeBoolean(o.consumerArn.isDefined)
         o.consumerArn.foreach(wire.text)
         out.writeBoolean(o.shardClosed)
+        wire.optionalLong(o.retentionMillis)
       }
     }
 
@@ -78,7 +79,7 @@ object ShardFetchTask {
       Vector.fill(wire.count()) {
         ShardFetchOrder(wire.text(), wire.text(), wire.position(), in.readLong(), wire.optionalLong(),
           if (in.readBoolean()) Some(HashKeyRange(BigInt(in.readUTF()), BigInt(in.readUTF()))) else None,
-          if (in.readBoolean()) Some(wire.text()) else None, in.readBoolean())
+          if (in.readBoolean()) Some(wire.text()) else None, in.readBoolean(), wire.optionalLong())
       }
     }
 }
@@ -92,10 +93,13 @@ object ShardFetchTask {
  * @param consumerArn         with enhanced fan-out, the ARN of the stream's registered consumer to subscribe with;
  *                            `None` to poll with GetRecords
  * @param shardClosed         ListShards reports the shard closed (it has an ending sequence number)
+ * @param retentionMillis     the stream's retention period as the driver last described it: a reader whose last
+ *                            record is about that old checks each call that nothing expired past it (see
+ *                            [[ShardReader]])
  */
 final case class ShardFetchOrder(stream: String, shardId: String, from: ShardPosition, orderId: Long,
     streamCreatedMillis: Option[Long] = None, hashKeyRange: Option[HashKeyRange] = None,
-    consumerArn: Option[String] = None, shardClosed: Boolean = false)
+    consumerArn: Option[String] = None, shardClosed: Boolean = false, retentionMillis: Option[Long] = None)
 
 /**
  * What one task read from one shard: contiguous ranges (one per GetRecords call that returned records, or one

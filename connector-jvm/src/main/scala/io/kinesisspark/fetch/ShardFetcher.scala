@@ -82,7 +82,8 @@ object ShardFetcher {
           EfoShardReader(task.connection, api, order, task.limits, task.dataLoss, task.efoSubscriptionMaxEvents)
         } else {
           new ShardReader(api, order.stream, order.shardId, order.from, task.limits, clock, dataLoss = task.dataLoss,
-            streamCreatedMillis = order.streamCreatedMillis, hashKeyRange = order.hashKeyRange)
+            streamCreatedMillis = order.streamCreatedMillis, hashKeyRange = order.hashKeyRange,
+            retentionMillis = order.retentionMillis)
         }
       }
       reader.shardClosed(order.shardClosed)

@@ -30,6 +30,11 @@ import io.kinesisspark.aws.{ErrorClassifier, GetRecordsResult, HashKeyRange, Kin
  * aggregate already read) are skipped, so reading resumes inside an aggregate. When the record to resume
  * after is no longer in the shard (trimmed by retention; found by [[ResumeCheck]] from the records returned),
  * `dataLoss` decides: fail, or continue with the oldest record still there. The position never moves back.
+ * Retention takes a shard's records from the oldest on, and an iterator Kinesis issued before does not say when it
+ * took the records it points at: it reads on from the oldest record left. So once the last record read is nearly as
+ * old as `retentionMillis` (the reader lags by about the retention period, when every record ahead of it is about to
+ * expire), each call starts from a fresh iterator AT that record, which [[ResumeCheck]] judges: a loss is found and
+ * reported, never read past. Each such call costs a GetShardIterator call too; the lag that needs it is rare.
  * If the stream's creation time differs from `streamCreatedMillis`, the position is gone because
  * the stream was deleted and created again: the reader then reads nothing more (the driver starts the new stream
  * afresh), so records of the new stream are never delivered as if they followed the old one.
@@ -50,7 +55,8 @@ final class ShardReader(
     random: Random = new Random(),
     dataLoss: DataLossPolicy = DataLossPolicy(failOnDataLoss = true),
     streamCreatedMillis: Option[Long] = None,
-    hashKeyRange: Option[HashKeyRange] = None) extends ShardSource {
+    hashKeyRange: Option[HashKeyRange] = None,
+    retentionMillis: Option[Long] = None) extends ShardSource {
 
   import ShardReader._
 
@@ -65,6 +71,10 @@ final class ShardReader(
   private var streamGone = false
   private var futureStartLogged = false
   private val recentCalls = scala.collection.mutable.Queue.empty[Long]
+  // Kinesis's arrival time of the last record read (Long.MinValue before any), and whether a check at the retention
+  // edge found that record gone with nothing after it (nothing then to check until a record is read).
+  private var lastArrival = Long.MinValue
+  private var goneAtEdge = false
   private val deaggregator = new Deaggregator(stream, shardId, hashKeyRange, clock)
   private val resumeCheck = new ResumeCheck(stream, shardId, dataLoss, beforeLoss = () =>
     if (streamCreatedMillis.exists(_ != api.describeStream(stream).createdMillis)) {
@@ -105,6 +115,9 @@ final class ShardReader(
     if (_readyAt > now) sleep(_readyAt - now)
     calls += 1
     var started = clock.millis()
+    // The next call starts AT the last record read, and is judged; while a judgement waits for records (empty pages
+    // before them), the iterator that walks towards them is kept.
+    if (!resumeCheck.pending && atRetentionEdge(started)) iterator = None
     try {
       var asked = recordsPerCall
       def call(): GetRecordsResult = {
@@ -128,7 +141,10 @@ final class ShardReader(
       transientBackoff.succeeded()
       recordsPerCall = math.min(limits.maxRecordsPerFetch, recordsPerCall + math.max(1, limits.maxRecordsPerFetch / 10))
 
+      val judging = resumeCheck.pending
       if (resumeCheck.lossReported(result.records, atTip = result.millisBehindLatest == 0L, _position)) dataLossEvents += 1
+      // Judged with nothing returned: the record is gone and nothing after it is left (see ResumeCheck).
+      if (judging && !resumeCheck.pending && result.records.isEmpty) goneAtEdge = true
       val written = deaggregator.writerFor(result.records)
       // Rate limits are about what Kinesis sends: the aggregates' bytes, not the user records'.
       val bytes = deaggregator.userRecords(result.records, _position, written)
@@ -140,6 +156,10 @@ final class ShardReader(
       _readyAt = math.max(windowMs, started + math.max(limits.minFetchPeriodMs, math.max(byteBudgetMs, penaltyMs)))
 
       written.lastPosition.foreach(_position = _)
+      if (written.count > 0) {
+        lastArrival = written.lastArrivalMillis
+        goneAtEdge = false
+      }
       iterator = result.nextIterator
       _ended = result.nextIterator.isEmpty
       // Caught up: the shard ended, or a response that did not fill the request came with no lag. A full
@@ -185,6 +205,15 @@ final class ShardReader(
         ShardReadBatch.Throttled
       case e: Exception if ErrorClassifier.isTransient(e) => transientFailure(e)
     }
+  }
+
+  /**
+   * Whether the last record read is within [[RetentionMarginMillis]] (a tenth of the retention period, at most 5
+   * minutes: more than any clock difference between this host and Kinesis) of expiring, by this host's clock.
+   */
+  private def atRetentionEdge(now: Long): Boolean = retentionMillis.exists { retention =>
+    lastArrival != Long.MinValue && !goneAtEdge &&
+      now - lastArrival > retention - math.min(retention / 10, RetentionMarginMillis)
   }
 
   /** Retries a passing failure after a jittered exponential back-off, a bounded number of times. */
@@ -243,6 +272,8 @@ object ShardReader {
   /** Kinesis allows 5 GetRecords calls per second per shard. */
   private val CallsPerSecond = 5
   private val WindowMarginMs = 25L
+  /** The most of the retention period before expiry that a reader checks its calls in (see [[ShardReader]]). */
+  val RetentionMarginMillis: Long = 5L * 60 * 1000
   /** How often a start time ahead of Kinesis's clock is asked for again. */
   val FutureStartRetryMs = 1000L
 }

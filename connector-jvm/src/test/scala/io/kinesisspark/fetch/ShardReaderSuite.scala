@@ -226,6 +226,50 @@ class ShardReaderSuite extends AnyFunSuite {
     assert(r.next().records.map(_.sequenceNumber) == Seq("200") && r.dataLossEvents == 0)
   }
 
+  // Records arrive at 1000 ms and on (FakeKinesisApi); a retention of 60 s puts the edge (a tenth of it before
+  // expiry) at 54 s past a record's arrival.
+  private def edgeReader(api: FakeKinesisApi, clock: SteppedClock, failOnDataLoss: Boolean) =
+    new ShardReader(api, "s", "shard-0", TrimHorizon, FetchLimits(4, minFetchPeriodMs = 400), clock, clock.sleep,
+      dataLoss = io.kinesisspark.DataLossPolicy(failOnDataLoss), retentionMillis = Some(60000L))
+
+  test("a reader whose last record nears the retention period's end starts each call AT it: a trim is reported") {
+    for (failOnDataLoss <- Seq(true, false)) {
+      val api = new FakeKinesisApi(); api.add("shard-0", 10)
+      val clock = new SteppedClock
+      clock.now = 2000L
+      val r = edgeReader(api, clock, failOnDataLoss)
+      assert(r.next().records.size == 4 && r.next().records.size == 4)
+      assert(api.iteratorCalls == 1, "away from the edge the iterator is kept")
+      clock.now = 1007L + 55000L // the last record read (arrived at 1007) is 55 s old
+      assert(r.next().records.map(_.sequenceNumber) == Seq("180", "190") && api.iteratorCalls == 2)
+      api.add("shard-0", 6, arrivalMillis = 50000L)
+      api.trimmedBefore("shard-0") = 12 // the last record read ("190") and two after it expire
+      if (failOnDataLoss) {
+        val e = intercept[io.kinesisspark.KinesisSparkException](r.next())
+        assert(e.getMessage.contains("failOnDataLoss") && e.getMessage.contains("AfterRecord(190"), e.getMessage)
+      } else {
+        assert(r.next().records.map(_.sequenceNumber) == Seq("220", "230", "240", "250"))
+        assert(r.dataLossEvents == 1 && api.iteratorCalls == 3)
+        api.add("shard-0", 2, arrivalMillis = 56000L)
+        assert(r.next().records.map(_.sequenceNumber) == Seq("260", "270") && api.iteratorCalls == 3, "fresh again")
+      }
+    }
+  }
+
+  test("at the retention edge, a last record gone with nothing after it is judged once; later records are read") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 4)
+    val clock = new SteppedClock
+    clock.now = 2000L
+    val r = edgeReader(api, clock, failOnDataLoss = true)
+    assert(r.next().records.size == 4)
+    clock.now = 1003L + 61000L
+    api.trimmedBefore("shard-0") = 4 // everything expired: an idle shard past its retention period
+    assert(r.next().records.isEmpty && r.dataLossEvents == 0 && api.iteratorCalls == 2)
+    assert(r.next().records.isEmpty && api.iteratorCalls == 2, "judged once, not at every call")
+    api.add("shard-0", 1, arrivalMillis = clock.now)
+    assert(r.next().records.map(_.sequenceNumber) == Seq("140") && r.dataLossEvents == 0)
+  }
+
   test("a stream created again is not read on from the old stream's position") {
     val api = new FakeKinesisApi(); api.add("shard-0", 10); api.trimmedBefore("shard-0") = 4; api.createdMillis = 2000L
     val r = lossReader(api, AfterRecord("120"), failOnDataLoss = false, created = Some(1000L))

@@ -54,7 +54,8 @@ class WireFormatSuite extends AnyFunSuite {
       ShardFetchOrder("clicks", "shardId-000000000000", TrimHorizon, 1L),
       ShardFetchOrder("clicks", "shardId-000000000001", AfterRecord(seq(1), Some(3L)), 2L, Some(1600000000000L),
         Some(HashKeyRange(BigInt(0), BigInt(2).pow(128) - 1)),
-        Some("arn:aws:kinesis:us-east-1:1:stream/c/consumer/x:1"), shardClosed = true),
+        Some("arn:aws:kinesis:us-east-1:1:stream/c/consumer/x:1"), shardClosed = true,
+        retentionMillis = Some(86400000L)),
       ShardFetchOrder("views", "shardId-000000000001", AtTimestamp(1700000000000L), 3L),
       ShardFetchOrder("views", "shardId-000000000002", AtTimestamp(1700000000000L), 4L,
         consumerArn = Some("arn:aws:kinesis:us-east-1:1:stream/c/consumer/x:1")))
@@ -128,7 +129,7 @@ class WireFormatSuite extends AnyFunSuite {
     assert(count.getMessage.contains(s"with ${whole.length - 4} bytes left"), count.getMessage)
     val malformed = ShardFetchTask.encode(Seq(ShardFetchOrder("clicks", "shardId-000000000000", Finished, 1L,
       hashKeyRange = Some(HashKeyRange(BigInt(1), BigInt(2))))))
-    malformed(malformed.length - 6) = 'x' // the hash key range's start, "1", is no longer a number
+    malformed(malformed.length - 7) = 'x' // the hash key range's start, "1", is no longer a number
     val number = intercept[IllegalArgumentException](ShardFetchTask.decode(malformed))
     assert(number.getMessage.contains("NumberFormatException"), number.getMessage)
   }
