@@ -259,6 +259,41 @@ def test_a_paced_writer_sharing_its_shard_with_another_producer_slows_down_and_l
     assert metrics["Kinesis records throttled"] <= 0.25 * 4000, metrics
 
 
+def keys_out_of_order(records: list[dict]) -> dict[str, int]:
+    """Per partition key, how many of its records (read in the shard's order) came after a record of a later row."""
+    last: dict[str, int] = {}
+    late: Counter[str] = Counter()
+    for record in records:
+        key, row = record["PartitionKey"], int(record["Data"].split(b"-")[1])
+        if row < last.get(key, -1):
+            late[key] += 1
+        last[key] = max(row, last.get(key, -1))
+    return dict(late)
+
+
+def test_preserve_key_order_stores_each_key_s_rows_in_order_through_refused_entries(spark, kinesis, stream, proxy):
+    """The shard takes 300 records a second where the sink's pacer expects 1,000, so calls are partly refused. Without
+    preserveKeyOrder a refused entry is stored after later rows of its key (the same test shows it does happen);
+    with it, every key's rows are stored in the order of the DataFrame partition."""
+    through = proxy(write_records_per_s=300)
+    # One task (the partition's order is the rows' order); 40 keys, so that a call holding one row per key
+    # (preserveKeyOrder) still goes over the shard's rate.
+    df = rows(spark, 2000, partitions=1, keys=40)
+    out_of_order, throttled = {}, {}
+    for preserve in ("false", "true"):
+        name = stream(1)
+        write_batch(df, through.endpoint, streamName=name, preserveKeyOrder=preserve)
+        metrics = last_write_metrics(spark)
+        records = kinesis.read_all(name)
+        assert Counter((r["PartitionKey"], r["Data"]) for r in records) == expected(df)
+        out_of_order[preserve] = keys_out_of_order(records)
+        throttled[preserve] = through.shard_stats(name, records[0]["ShardId"], "PutRecords")["throttled_records"]
+        assert metrics["Kinesis records throttled"] == throttled[preserve], (metrics, throttled)
+    assert min(throttled.values()) >= 3, f"too few entries were refused to test the order: {throttled}"
+    assert out_of_order["false"], f"refused entries did not reorder any key without preserveKeyOrder: {throttled}"
+    assert out_of_order["true"] == {}, f"rows stored out of their key's order: {out_of_order['true']}"
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Rows that can never be written, and wrong columns
 
