@@ -272,13 +272,11 @@ def keys_out_of_order(records: list[dict]) -> dict[str, int]:
 
 
 def test_preserve_key_order_stores_each_key_s_rows_in_order_through_refused_entries(spark, kinesis, stream, proxy):
-    """The shard takes 300 records a second where the sink's pacer expects 1,000, so calls are partly refused. Without
-    preserveKeyOrder a refused entry is stored after later rows of its key (the same test shows it does happen);
-    with it, every key's rows are stored in the order of the DataFrame partition."""
-    through = proxy(write_records_per_s=300)
-    # One task (the partition's order is the rows' order); 40 keys, so that a call holding one row per key
-    # (preserveKeyOrder) still goes over the shard's rate.
-    df = rows(spark, 2000, partitions=1, keys=40)
+    """Every 7th entry the shard is sent is refused as throttled, wherever it sits in its call. Without
+    preserveKeyOrder a refused entry is stored after later rows of its key from the same call (the same test shows it
+    happens); with it, every key's rows are stored in the order of the DataFrame partition."""
+    through = proxy(refuse_entries_every=7)
+    df = rows(spark, 400, partitions=1, keys=4)  # one task: the partition's order is the rows' order
     out_of_order, throttled = {}, {}
     for preserve in ("false", "true"):
         name = stream(1)

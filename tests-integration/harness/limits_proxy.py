@@ -17,7 +17,10 @@ GetShardIterator          at most ``get_shard_iterator_calls_per_s`` served call
 PutRecord, PutRecords     at most ``write_records_per_s`` records and ``write_bytes_per_s`` bytes (data plus
                           partition key) per shard in any 1 s window. PutRecords throttles single entries:
                           they come back with ``ErrorCode`` ProvisionedThroughputExceededException and count
-                          in ``FailedRecordCount``; they are never sent to the emulator
+                          in ``FailedRecordCount``; they are never sent to the emulator.
+                          ``refuse_entries_every``: every N-th PutRecords entry the proxy sees is refused so too,
+                          wherever it sits in its call (a partial failure in the middle of a call, not only of its
+                          tail, as a shard over its rate answers)
 control plane             ``control_calls_per_s``: operation -> calls per second for the whole account (off
                           by default; Kinesis's are e.g. DescribeStreamSummary 20, DescribeStream 10,
                           ListStreamConsumers 5 per stream, in the Developer Guide's "Quotas and limits"); a
@@ -216,6 +219,8 @@ class Limits:
     large_response_penalty_s: float = 5.0
     get_shard_iterator_calls_per_s: int | None = 5
     write_records_per_s: int | None = 1000
+    # Every N-th PutRecords entry refused as throttled, wherever it is in its call (see the module's table).
+    refuse_entries_every: int | None = None
     write_bytes_per_s: int | None = 1 * MIB
     # Account-level calls per second per control-plane operation, e.g. {"DescribeStreamSummary": 5}.
     control_calls_per_s: dict[str, float] | None = None
@@ -501,6 +506,7 @@ class _Proxy:
         self.random = random.Random(limits.fault_seed)
         # (operation, error code) -> [calls that could meet it, times it fired] under a schedule (Limits.faults).
         self.schedules: dict[tuple[str, str], list[int]] = {}
+        self.put_entries_seen = 0  # PutRecords entries so far, for refuse_entries_every
         # Operation -> error code -> epoch times of the faults injected.
         self.fault_log: dict[str, dict[str, list[float]]] = {}
         # Access key id -> {"calls", "with_session_token"}: which credentials signed the requests.
@@ -1204,6 +1210,11 @@ class _Proxy:
         now = time.monotonic()
         with self.lock:
             admitted = [self._admit_write(stream, s, n, now) for s, n in zip(shards, sizes, strict=True)]
+            every = self.limits.refuse_entries_every
+            if every:
+                first = self.put_entries_seen
+                admitted = [ok and (first + i + 1) % every != 0 for i, ok in enumerate(admitted)]
+                self.put_entries_seen += len(entries)
             for shard in dict.fromkeys(shards):
                 self._stats(stream, shard, "PutRecords").call(now, False)
             throttled_count = admitted.count(False)
