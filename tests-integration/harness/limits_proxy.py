@@ -1209,12 +1209,13 @@ class _Proxy:
         sizes = [self._entry_size(entry) for entry in entries]
         now = time.monotonic()
         with self.lock:
-            admitted = [self._admit_write(stream, s, n, now) for s, n in zip(shards, sizes, strict=True)]
-            every = self.limits.refuse_entries_every
-            if every:
-                first = self.put_entries_seen
-                admitted = [ok and (first + i + 1) % every != 0 for i, ok in enumerate(admitted)]
-                self.put_entries_seen += len(entries)
+            # An entry refused on the schedule takes none of the shard's write window, as a refused one never does.
+            every, first = self.limits.refuse_entries_every, self.put_entries_seen
+            self.put_entries_seen += len(entries)
+            admitted = [
+                not (every and (first + i + 1) % every == 0) and self._admit_write(stream, s, n, now)
+                for i, (s, n) in enumerate(zip(shards, sizes, strict=True))
+            ]
             for shard in dict.fromkeys(shards):
                 self._stats(stream, shard, "PutRecords").call(now, False)
             throttled_count = admitted.count(False)
