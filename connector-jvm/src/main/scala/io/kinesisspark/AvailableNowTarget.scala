@@ -1,6 +1,7 @@
 package io.kinesisspark
 
 import io.kinesisspark.fetch.FetchedRange
+import io.kinesisspark.prefetch.Prefetcher
 
 /**
  * What Trigger.AvailableNow must read: the shards listed when it started, each up to what it held at `atMillis`,

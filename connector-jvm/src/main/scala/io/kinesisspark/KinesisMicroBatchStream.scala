@@ -14,6 +14,7 @@ import org.slf4j.LoggerFactory
 import io.kinesisspark.aws.{KinesisApi, KinesisClients, PositionUnavailableException}
 import io.kinesisspark.efo.ConsumerRegistrar
 import io.kinesisspark.fetch.TransientBackoff
+import io.kinesisspark.prefetch.Prefetcher
 
 /**
  * The Kinesis micro-batch stream: prefetch, then expose.

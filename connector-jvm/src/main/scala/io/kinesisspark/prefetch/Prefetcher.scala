@@ -1,4 +1,4 @@
-package io.kinesisspark
+package io.kinesisspark.prefetch
 
 import java.time.Clock
 import java.util.UUID
@@ -13,6 +13,9 @@ import org.apache.spark.{FutureAction, SparkContext, TaskContext}
 import org.apache.spark.kinesisspark.{BlockStoreBridge, FetchResultChannel}
 import org.slf4j.LoggerFactory
 
+import io.kinesisspark.{BlockRemover, BufferIndex, DataLossPolicy, KinesisErrors, KinesisSourceOffset,
+  KinesisSourceOptions, ShardGraph, ShardListings, ShardPosition, ShardStats, StartReconciler, StreamNotFoundException,
+  TestSettings}
 import io.kinesisspark.ShardPosition.{Finished, TrimHorizon, reaches}
 import io.kinesisspark.aws.{ErrorClassifier, KinesisApi, KinesisClients}
 import io.kinesisspark.efo.ConsumerRegistrar

@@ -1,9 +1,10 @@
-package io.kinesisspark
+package io.kinesisspark.prefetch
 
 import org.apache.spark.{SparkConf, SparkContext}
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.kinesisspark.{KinesisSourceOffset, KinesisSourceOptions, ShardPosition, StartReconciler}
 import io.kinesisspark.ShardPosition.{AfterRecord, Finished, TrimHorizon}
 import io.kinesisspark.aws.{GetRecordsResult, KinesisClients}
 import io.kinesisspark.fetch.FakeKinesisApi
