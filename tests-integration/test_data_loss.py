@@ -82,7 +82,7 @@ def test_stream_recreated_while_running_is_followed_without_failOnDataLoss(kines
     assert_delivered_exactly([r for r in records if r.data in {p.data for p in new}], new, name)
     # How many of its observers report the one deletion depends on timing, each at most once: the plan that finds
     # the stream replaced (StartReconciler: always, as the new stream's records are read only after it), the
-    # listing that finds the stream missing (Prefetcher.streamMissing: if one falls in the 1.5 s the stream is
+    # listing that finds the stream missing (ShardDiscovery.streamMissing: if one falls in the 1.5 s the stream is
     # gone), and the reader of the old stream's one shard (ShardReader.streamReplaced: if it calls then).
     events = progress.metric("dataLossEvents")
     assert 1 <= max(events) <= 3, events

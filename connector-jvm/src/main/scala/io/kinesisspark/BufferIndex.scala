@@ -40,6 +40,15 @@ final class BufferIndex {
     all.result()
   }
 
+  /**
+   * Each shard of `starts` at the furthest position fetched: where its buffered data ends, or its start when nothing
+   * is buffered for it. Where fetching continues.
+   */
+  def furthest(starts: Map[(String, String), ShardPosition]): Map[(String, String), ShardPosition] = {
+    val all = ends
+    starts.map { case (k, start) => k -> all.getOrElse(k, start) }
+  }
+
   /** [[append]] of each range in turn, under one lock. */
   def appendAll(ranges: Iterable[FetchedRange]): Unit = synchronized(ranges.foreach(append))
 

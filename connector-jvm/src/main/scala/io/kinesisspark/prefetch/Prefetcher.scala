@@ -13,18 +13,16 @@ import org.apache.spark.{FutureAction, SparkContext, TaskContext}
 import org.apache.spark.kinesisspark.{BlockStoreBridge, FetchResultChannel}
 import org.slf4j.LoggerFactory
 
-import io.kinesisspark.{BlockRemover, BufferIndex, DataLossPolicy, KinesisErrors, KinesisSourceOffset,
-  KinesisSourceOptions, ShardGraph, ShardListings, ShardPosition, ShardStats, StartReconciler, StreamNotFoundException,
-  TestSettings}
-import io.kinesisspark.ShardPosition.{Finished, TrimHorizon, reaches}
-import io.kinesisspark.aws.{ErrorClassifier, KinesisApi, KinesisClients}
+import io.kinesisspark.{BlockRemover, BufferIndex, DataLossPolicy, KinesisSourceOffset, KinesisSourceOptions, ShardGraph,
+  ShardPosition, ShardStats, StartReconciler, StreamNotFoundException}
+import io.kinesisspark.aws.{KinesisApi, KinesisClients}
 import io.kinesisspark.efo.ConsumerRegistrar
 import io.kinesisspark.fetch._
 
 /**
  * The driver's background prefetcher. A daemon thread runs fetch rounds back to back (another lists shards, on
- * its own schedule): each round is one Spark job whose tasks hand `shardsPerTask` shards each to the
- * [[FetchService]] of the executor that fetched them last (so readers keep their iterators and rate limits) and
+ * its own schedule: [[ShardDiscovery]]): each round is one Spark job whose tasks hand `shardsPerTask` shards each
+ * to the [[FetchService]] of the executor that fetched them last (so readers keep their iterators and rate limits) and
  * return at once: the executor fetches them on its own threads, holding no task slot, leaves the records there as
  * blocks, and delivers the blocks' metadata to this prefetcher's [[FetchResultChannel]] endpoint. The round ends
  * when every result has come (or its executor is lost); the metadata goes into the [[BufferIndex]], and the stream
@@ -34,10 +32,8 @@ import io.kinesisspark.fetch._
  * fetches a child shard as soon as its parents have been fetched to their end (the stream still exposes the
  * child only after the parents' batches). The first failure stops it and is rethrown to the query.
  *
- * It decides where fetching of a shard the batch start does not hold begins: the initial position for the
- * shards of a stream added to `streamName` (at their first listing), TRIM_HORIZON for shards that appear later
- * (resharding) and for every shard of a stream that was deleted and created again. Whether such changes are
- * acceptable (data loss) is decided by [[StartReconciler]], not here.
+ * Where fetching of each shard starts, and which shards there are, is [[ShardDiscovery]]'s book: a round plans from
+ * it, and checks its results against it, under its lock.
  *
  * With enhanced fan-out (`consumers`), each stream's consumer is registered (or found) before its shards are first
  * fetched and checked again every `consumerRefreshInterval`; fetch orders carry its ARN, and whether ListShards
@@ -62,27 +58,15 @@ final class Prefetcher(
   private val remover = new BlockRemover(s"kinesis-spark-block-remover-$streamId",
     b => BlockStoreBridge.remove(b.streamId, b.uniqueId))
 
-  // Written under `this`; read without it. Immutable maps in volatile fields, so the query thread reads them (every
-  // shard's start in each plan, every shard's statistics in each progress report) without waiting for the lock,
-  // which the round and listing threads hold for tens of milliseconds at 10,000 shards: in a JFR of
-  // DriverScaleBenchmark at 10,000 shards, the query thread waited 50 to 100 ms at a time for it in `shardStats`,
-  // `completedRounds` and `startingPositions`.
-  @volatile private var base = Map.empty[(String, String), ShardPosition]
+  // Written under `this`; read without it. An immutable map in a volatile field, so the query thread reads it (every
+  // shard's statistics in each progress report) without waiting for the lock, which the round thread holds for tens
+  // of milliseconds at 10,000 shards: the query thread waited 50 to 100 ms at a time for it in `shardStats` and
+  // `completedRounds`.
   @volatile private var stats = Map.empty[(String, String), ShardStats]
-  // Guarded by `this`.
-  private val graphs = mutable.Map.empty[String, ShardGraph]
-  private val shardListings = new ShardListings
-  private val created = mutable.Map.empty[String, Long]
-  // Each stream's retention period as last described (orders carry it: see ShardReader's retention edge).
-  private val retention = mutable.Map.empty[String, Long]
-  // Streams the batch start did not hold (added to `streamName`): when they were added (their first listed shards
-  // start at the initial position as of then).
-  private val addedStreamAt = mutable.Map.empty[String, Long]
-  private val missingStreams = mutable.Set.empty[String]
-  @volatile private var streamDataLossEvents = 0L // written under `this`, read without it, as the counters below
   private val dataLoss = DataLossPolicy(options.failOnDataLoss)
-  private var lastListMillis = Long.MinValue
-  private val listingBackoff = new TransientBackoff()
+  private val discovery = new ShardDiscovery(api, options, buffer,
+    blocks => blocks.foreach(b => BlockStoreBridge.remove(b.streamId, b.uniqueId)), clock, consumers,
+    forgetStream = stream => synchronized { stats = stats.filterNot(_._1._1 == stream) })
   // Written under `this`; read without it (checkFailure runs on the query thread every plan).
   @volatile private var failure: Option[Throwable] = None
   @volatile private var rounds = 0L
@@ -93,17 +77,6 @@ final class Prefetcher(
   @volatile private var resultsRefused = 0L
   @volatile private var stopped = false
   @volatile private var started = false // the prefetcher's threads were started (under `this`)
-  /**
-   * Each stream's graph and creation time as last listed, published under `this` whenever `graphs` or `created`
-   * change, and read without it: the query thread plans every batch from them, while the lister and the round thread
-   * hold the lock for tens of milliseconds at 10,000 shards (JFR of DriverScaleBenchmark: the plan's waits for it).
-   */
-  @volatile private var listedView = ListedStreams(Map.empty, Map.empty)
-  /** The start, starts and listing [[knowsAll]] last found the start known in (the query thread's, as `start`). */
-  @volatile private var knownFrom: Option[(KinesisSourceOffset, Map[(String, String), ShardPosition], ListedStreams)] =
-    None
-
-  private def publishListed(): Unit = listedView = ListedStreams(graphs.toMap, created.toMap)
 
   /** Trigger.AvailableNow's target time: responses are split there (see [[ShardFetchTask.arrivalCut]]). */
   @volatile private var arrivalCut: Option[Long] = None
@@ -127,62 +100,34 @@ final class Prefetcher(
   // The copy of each recent ticket that was kept: an executor that did not get the answer delivers it again.
   private val keptCopies = mutable.LinkedHashMap.empty[Long, String]
 
-  /** Starts prefetching from `start` (idempotent: later calls only add shards `start` knows and we do not). */
-  def start(start: KinesisSourceOffset): Unit = if (!knowsAll(start)) synchronized {
-    val added = for ((stream, shards) <- start.streams if options.streams.contains(stream); (shard, pos) <- shards
-                     if !base.contains((stream, shard))) yield (stream, shard) -> pos
-    if (added.nonEmpty) base = base ++ added
-    start.created.foreach { case (stream, ms) => created.getOrElseUpdate(stream, ms) }
-    if (start.created.keys.exists(s => !listedView.created.contains(s))) publishListed()
-    options.streams.filterNot(start.streams.contains).filterNot(graphs.contains).foreach { stream =>
-      addedStreamAt.getOrElseUpdate(stream, clock.millis())
-    }
-    if (thread == null && !stopped) {
-      receiver = Some(FetchResultChannel.open(resultEndpoint)(onResult, onPending))
-      thread = new Thread(() => run(), s"kinesis-spark-prefetcher-$streamId")
-      thread.setDaemon(true)
-      thread.start()
-      lister = new Thread(() => listShards(), s"kinesis-spark-lister-$streamId")
-      lister.setDaemon(true)
-      lister.start()
-      started = true
-    }
-  }
-
   /**
-   * Whether [[start]] would change nothing: checked without the lock, as the query thread calls it every plan and the
-   * round thread holds the lock for tens of milliseconds at 10,000 shards (JFR of DriverScaleBenchmark).
+   * Starts prefetching from `start` (idempotent: later calls only add shards `start` knows and we do not). Whether
+   * there is anything to add is checked without a lock: the query thread calls this every plan.
    */
-  private def knowsAll(start: KinesisSourceOffset): Boolean = {
-    val (known, listed) = (base, listedView)
-    // The same start, starts and listing as when it last held: it holds (Spark passes the same start on every
-    // trigger until a batch has data, and walking 10,000 shards each time showed in a JFR of DriverScaleBenchmark).
-    if (knownFrom.exists { case (s, k, l) => (s eq start) && (k eq known) && (l eq listed) }) return true
-    val holds = (started || stopped) && start.created.keys.forall(listed.created.contains) &&
-      options.streams.forall(s => start.streams.contains(s) || listed.graphs.contains(s)) &&
-      start.streams.forall { case (stream, shards) =>
-        !options.streams.contains(stream) || shards.keys.forall(shard => known.contains((stream, shard)))
+  def start(start: KinesisSourceOffset): Unit = if (!((started || stopped) && discovery.knowsAll(start))) {
+    discovery.addStart(start)
+    synchronized {
+      if (thread == null && !stopped) {
+        receiver = Some(FetchResultChannel.open(resultEndpoint)(onResult, onPending))
+        thread = new Thread(() => run(), s"kinesis-spark-prefetcher-$streamId")
+        thread.setDaemon(true)
+        thread.start()
+        lister = new Thread(() => discovery.listUntilStopped(fail), s"kinesis-spark-lister-$streamId")
+        lister.setDaemon(true)
+        lister.start()
+        started = true
       }
-    if (holds) knownFrom = Some((start, known, listed))
-    holds
+    }
   }
 
   /** Each stream as last listed (streams not listed yet are absent). */
-  def listings: Map[String, StartReconciler.Listing] = listedView.listings
+  def listings: Map[String, StartReconciler.Listing] = discovery.listings
 
   /** Where fetching of a shard began or continues from when nothing is buffered for it. */
-  def startingPosition(stream: String, shardId: String): Option[ShardPosition] = base.get((stream, shardId))
+  def startingPosition(stream: String, shardId: String): Option[ShardPosition] = discovery.starts.get((stream, shardId))
 
   /** [[startingPosition]] of every shard known, at once (metrics ask for thousands). */
-  def startingPositions: Map[(String, String), ShardPosition] = base
-
-  /** Every shard known to the prefetcher with the furthest position fetched (or where fetching starts). */
-  private def positions: Map[(String, String), ShardPosition] = synchronized(positionsFrom(base))
-
-  private def positionsFrom(starts: Map[(String, String), ShardPosition]): Map[(String, String), ShardPosition] = {
-    val ends = buffer.ends
-    starts.map { case (k, start) => k -> ends.getOrElse(k, start) }
-  }
+  def startingPositions: Map[(String, String), ShardPosition] = discovery.starts
 
   /** Per shard: the latest fetch statistics. */
   def shardStats: Map[(String, String), ShardStats] = stats
@@ -207,34 +152,19 @@ final class Prefetcher(
   def refusedResults: Long = resultsRefused
 
   /** Data-loss events the driver saw (deleted streams); shard readers count theirs in [[shardStats]]. */
-  def driverDataLossEvents: Long = streamDataLossEvents
+  def driverDataLossEvents: Long = discovery.dataLossEvents
 
   /** Rethrows the prefetcher's failure, if it failed. */
   def checkFailure(): Unit = failure.foreach(e => throw e)
 
   /**
    * A batch through `end` has run (the stream says so when Spark asks for the next batch's end, and Spark's `commit`
-   * says it again later): fetching continues from there for shards with nothing buffered. A batch of a
-   * stream since deleted and created again (one replayed from the offset log after a restart, planned before the
-   * listing that found the new stream) moves nothing of the new stream: its positions belong to the old one, and
-   * would skip the new stream's records or drop them from the buffer. The blocks the batch no longer needs are
-   * removed in the background ([[BlockRemover]]): Spark calls this on the query's thread.
+   * says it again later): fetching continues from there for shards with nothing buffered (see
+   * [[ShardDiscovery.committed]]). The blocks the batch no longer needs are removed in the background
+   * ([[BlockRemover]]): Spark calls this on the query's thread.
    */
   def committed(end: KinesisSourceOffset): Unit = {
-    val (blocks, bytes) = synchronized {
-      val current = end.copy(streams = end.streams.filter { case (stream, _) =>
-        end.created.get(stream).forall(c => created.get(stream).forall(_ == c))
-      })
-      // Only forwards: with asynchronous progress tracking Spark commits an older batch after the stream has already
-      // released a later one (see KinesisMicroBatchStream.latestOffsetOf), and moving back would fetch again what
-      // was read, or reopen a finished parent.
-      val moved = for ((stream, shards) <- current.streams; (shard, pos) <- shards
-                       if base.get((stream, shard)).forall(reaches(pos, _))) yield (stream, shard) -> pos
-      if (moved.nonEmpty) base = base ++ moved
-      val held = buffer.bufferedBytes
-      val dropped = buffer.dropThrough(current)
-      (dropped, held - buffer.bufferedBytes)
-    }
+    val (blocks, bytes) = discovery.committed(end)
     remover.submit(blocks, bytes)
   }
 
@@ -256,6 +186,7 @@ final class Prefetcher(
       notifyAll()
       (thread, lister, runningRound, receiver)
     }
+    discovery.stop() // before the lister's interrupt: the call it aborts is the stop's doing, not a failed listing
     round.foreach(_.cancel())
     listening.foreach(_.close()) // executors' fetches for this query end at their next call (see FetchService)
     if (t != null) { t.interrupt(); t.join(StopWaitMillis) }
@@ -315,26 +246,12 @@ final class Prefetcher(
       case NonFatal(e) if stopped => log.debug("prefetch round ended by stop", e)
       case NonFatal(e) =>
         log.error(s"Kinesis prefetching stopped: ${e.getMessage}", e)
-        synchronized { if (failure.isEmpty) failure = Some(e); notifyAll() }
+        fail(e)
     }
   }
 
-  /** The lister thread: lists every `shardFetchInterval` (sooner after a failure's back-off) until stopped. */
-  private def listShards(): Unit =
-    try {
-      while (!stopped) {
-        refreshShards()
-        // Never back to back, whatever shardFetchInterval says: each listing is several control-plane calls.
-        val dueInMs = math.max(MinListingGapMs, lastListMillis + options.shardFetchIntervalMs - clock.millis())
-        if (!stopped) synchronized(wait(dueInMs))
-      }
-    } catch {
-      case _: InterruptedException if stopped => ()
-      case NonFatal(e) if stopped => log.debug("shard listing ended by stop", e)
-      case NonFatal(e) =>
-        log.error(s"Listing Kinesis shards failed: ${e.getMessage}", e)
-        synchronized { if (failure.isEmpty) failure = Some(e); notifyAll() }
-    }
+  /** Keeps the first failure (of the round thread or the lister) for [[checkFailure]], and wakes its waiters. */
+  private def fail(e: Throwable): Unit = synchronized { if (failure.isEmpty) failure = Some(e); notifyAll() }
 
   /** One round; returns whether any records (or shard ends) were fetched. */
   private def runRound(): Boolean = {
@@ -345,10 +262,10 @@ final class Prefetcher(
       synchronized { rounds += 1; notifyAll(); wait(limits.minFetchPeriodMs) }
       return false
     }
-    val readable = synchronized {
-      val known = positions
+    val readable = discovery.holding { view =>
+      val known = buffer.furthest(view.starts)
       options.streams.flatMap { stream =>
-        val graph = graphs.getOrElse(stream, ShardGraph(Nil))
+        val graph = view.listed.graphs.getOrElse(stream, ShardGraph(Nil))
         val positions = known.collect { case ((s, shard), pos) if s == stream => shard -> pos }
         graph.readable(positions).map(s => (stream, s, positions(s.shardId)))
       }
@@ -358,11 +275,12 @@ final class Prefetcher(
     val consumerArns = readable.map(_._1).distinct.flatMap { s =>
       consumers.flatMap(c => try Some(s -> c.consumerArn(s)) catch { case _: StreamNotFoundException => None })
     }.toMap
-    val orders = synchronized {
-      readable.filter(r => consumers.isEmpty || consumerArns.contains(r._1)).map { case (stream, s, from) =>
-        ShardFetchOrder(stream, s.shardId, from, nextOrder.getAndIncrement(), created.get(stream), s.hashKeyRange,
-          consumerArns.get(stream), s.closed, retention.get(stream))
-      }
+    // Each stream's creation time as listed now: a reader tells by it a stream deleted and created again. Its
+    // retention period, as described: a reader about that far behind checks each call against it.
+    val listed = discovery.listed
+    val orders = readable.filter(r => consumers.isEmpty || consumerArns.contains(r._1)).map { case (stream, s, from) =>
+      ShardFetchOrder(stream, s.shardId, from, nextOrder.getAndIncrement(), listed.created.get(stream), s.hashKeyRange,
+        consumerArns.get(stream), s.closed, listed.retention.get(stream))
     }
     val roundStart = clock.millis()
     val results = if (orders.isEmpty) Nil else runJob(orders, room)
@@ -372,10 +290,12 @@ final class Prefetcher(
       consumers.foreach(_.invalidate(stream))
     }
     val roundEnd = clock.millis()
-    val staleBlocks = synchronized {
+    // Under discovery's lock: no listing drops a stream from the buffer, and no commit moves a start, meanwhile.
+    val staleBlocks = discovery.holding(view => synchronized {
       // Listing runs meanwhile: a stream created again, or a shard gone, since the orders were made leaves results
       // that no longer continue what is buffered; they are dropped (their blocks removed), never appended.
       val ends = buffer.ends
+      val base = view.starts
       val (fitting, stale) = results.partition { r =>
         val key = (r.stream, r.shardId)
         base.contains(key) && r.ranges.headOption.forall(first => ends.getOrElse(key, base(key)) == first.from)
@@ -395,119 +315,9 @@ final class Prefetcher(
       }
       notifyAll()
       stale.flatMap(_.ranges).flatMap(_.block).filter(_.last)
-    }
+    })
     staleBlocks.foreach(b => BlockStoreBridge.remove(b.streamId, b.uniqueId))
     results.exists(_.ranges.nonEmpty)
-  }
-
-  /**
-   * Lists shards every `shardFetchInterval`, most times only those after the highest id known (see
-   * [[ShardListings.listAfter]]), and describes a stream, for its creation time, when it is first listed or a full
-   * listing shows it was created again (see [[ShardListings.needsDescribe]]). Shards that
-   * appear start at TRIM_HORIZON, or at the initial position when their stream was just added, or finished when
-   * their children were read already (they had left the offset); what a listing must show before shards are
-   * forgotten is [[ShardListings]]'s call; a stream whose creation time changed is fetched afresh from TRIM_HORIZON.
-   */
-  private def refreshShards(): Unit = {
-    if (lastListMillis != Long.MinValue && clock.millis() - lastListMillis < options.shardFetchIntervalMs) return
-    val listed =
-      try options.streams.flatMap { s =>
-        try {
-          val knownCreated = synchronized(created.get(s))
-          val listing = shardListings.listAfter(s).filter(_ => knownCreated.isDefined) match {
-            case Some(lastShardId) => // only the shards a reshard added since
-              shardListings.updateAfter(s, api.listShards(s, options.maxShardsPerDescribe, Some(lastShardId)))
-                .map(graph => (knownCreated.get, graph))
-            case None =>
-              val shards = api.listShards(s, options.maxShardsPerDescribe)
-              // The creation time tells a stream created again; ListShards shows when it must be asked for.
-              // Described at least once per stream by this driver, for its retention period.
-              val createdMillis = knownCreated.filterNot(_ => shardListings.needsDescribe(s, shards))
-                .filter(_ => synchronized(retention.contains(s)))
-                .getOrElse {
-                  val summary = api.describeStream(s)
-                  val retentionMillis = TestSettings.long(TestSettings.RetentionMs)
-                    .getOrElse(summary.retentionHours * MillisPerHour)
-                  synchronized(retention(s) = retentionMillis)
-                  summary.createdMillis
-                }
-              shardListings.update(s, createdMillis, shards).map(graph => (createdMillis, graph))
-          }
-          listing match {
-            case Right((createdMillis, graph)) => Some((s, createdMillis, graph))
-            case Left(why) => log.warn(why); None
-          }
-        } catch { case e: StreamNotFoundException => streamMissing(s, e); None }
-      } catch {
-        // Kinesis unreachable for a while: keep reading the shards known, and list again after a back-off.
-        case NonFatal(e) if ErrorClassifier.isTransient(e) =>
-          val delayMs = listingBackoff.failed().getOrElse(throw KinesisErrors.unavailable(
-            s"Listing the shards of ${options.streams.map(s => s"'$s'").mkString(", ")}", listingBackoff.budget + 1, e))
-          log.warn(s"Listing Kinesis shards failed (${e.getClass.getSimpleName}: ${e.getMessage}); reading the shards " +
-            s"known, listing again in about ${delayMs}ms (retry ${listingBackoff.failuresInARow} of ${listingBackoff.budget})")
-          lastListMillis = clock.millis() - options.shardFetchIntervalMs + delayMs
-          return
-      }
-    listingBackoff.succeeded()
-    lastListMillis = clock.millis()
-    val recreatedStreams = synchronized(listed.collect { case (s, ms, _) if created.get(s).exists(_ != ms) => s })
-    // Outside the prefetcher's lock: the registrar's is held while a consumer is being registered.
-    recreatedStreams.foreach(s => consumers.foreach(_.invalidate(s))) // the stream's consumers were deleted with it
-    val dropped = synchronized {
-      missingStreams --= listed.map(_._1)
-      // The new starts are made aside and published with the listing, at once: the query thread reads both without
-      // the lock, and a shard it sees listed must have its start (a finished parent's Finished, without which the
-      // plan would read it again from TRIM_HORIZON), as a recreated stream's shards must not have their old ones.
-      var starts = base
-      val blocks = listed.flatMap { case (stream, createdMillis, graph) =>
-        val recreated = created.get(stream).exists(_ != createdMillis)
-        val droppedBlocks = if (recreated) {
-          log.warn(s"Kinesis stream '$stream' was deleted and created again; fetching its new shards from TRIM_HORIZON")
-          starts = starts.filterNot(_._1._1 == stream)
-          stats = stats.filterNot(_._1._1 == stream)
-          buffer.dropStream(stream)
-        } else Nil
-        // Decided before this listing is recorded below: a stream listed before only gets new shards (resharding).
-        val listedBefore = graphs.contains(stream) || recreated
-        lazy val known = positionsFrom(starts).collect { case ((s, shard), pos) if s == stream => shard -> pos }
-        def newShardStart(shardId: String): ShardPosition =
-          // Listed again, or absent from the checkpoint because its children had moved on (StartReconciler).
-          if (!recreated && graph.endedByDescendants(shardId, known)) Finished
-          else if (listedBefore) TrimHorizon
-          else addedStreamAt.get(stream).fold[ShardPosition](TrimHorizon)(options.initialPosition.shardPosition(stream, shardId, _))
-        created(stream) = createdMillis
-        graphs(stream) = graph
-        // Most listings change nothing: the starts are made again only when a shard came or went (at 10,000 shards,
-        // making them again on every listing was most of the lister's CPU in DriverScaleBenchmark).
-        if (starts.keysIterator.exists { case (s, shard) => s == stream && !graph.lists(shard) })
-          starts = starts.filterNot { case ((s, shard), _) => s == stream && !graph.lists(shard) }
-        val added = graph.shards.filterNot(s => starts.contains((stream, s.shardId)))
-        if (added.nonEmpty) starts = starts ++ added.map(s => (stream, s.shardId) -> newShardStart(s.shardId))
-        droppedBlocks
-      }
-      base = starts
-      publishListed()
-      blocks
-    }
-    dropped.foreach(b => BlockStoreBridge.remove(b.streamId, b.uniqueId))
-  }
-
-  /**
-   * A stream the query reads was deleted. Nothing of it is fetched until it exists again (as a new stream,
-   * read from TRIM_HORIZON). Whether that is acceptable is the data-loss policy's call, made once per deletion.
-   */
-  private def streamMissing(stream: String, e: StreamNotFoundException): Unit = {
-    val first = synchronized {
-      graphs.remove(stream)
-      publishListed()
-      shardListings.forget(stream)
-      missingStreams.add(stream)
-    }
-    if (first) {
-      dataLoss.report(stream, "every shard", s"the stream was deleted while the query read it (${e.getMessage}); " +
-        "records not yet read are gone")
-      synchronized(streamDataLossEvents += 1)
-    }
   }
 
   /**
@@ -620,12 +430,6 @@ final class Prefetcher(
 
 object Prefetcher {
   private val log = LoggerFactory.getLogger(classOf[Prefetcher])
-  /** Each stream's shard graph and creation time, as one immutable value (see `listedView`). */
-  private final case class ListedStreams(graphs: Map[String, ShardGraph], created: Map[String, Long]) {
-    /** As [[Prefetcher.listings]] hands them out: one map per listing, so a plan can tell nothing was listed since. */
-    lazy val listings: Map[String, StartReconciler.Listing] =
-      graphs.map { case (s, graph) => s -> StartReconciler.Listing(created(s), graph) }
-  }
   private val StopWaitMillis = 10000L
   /** How often a round waiting for results checks that the executors fetching them are still there. */
   private val LivenessCheckMillis = 500L
@@ -638,6 +442,4 @@ object Prefetcher {
   val SilenceLimitConf = "spark.kinesisspark.test.prefetchSilenceLimitMs"
   /** Tickets whose kept copy is remembered, for executors that deliver again: several rounds at 10,000 shards. */
   private val KeptCopiesRemembered = 20000
-  private val MinListingGapMs = 100L
-  private val MillisPerHour = 3600L * 1000
 }

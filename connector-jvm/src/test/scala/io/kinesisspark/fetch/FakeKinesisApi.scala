@@ -11,9 +11,11 @@ import io.kinesisspark.aws._
  * `throttleNext` and `failNext` make the next GetRecords calls fail (expired iterator, throttled, connection
  * reset); `trimmedBefore` hides the first records as retention would (an iterator for a hidden record's sequence
  * number starts at the oldest record left, as Kinesis's does; with `refuseTrimmed`, it is refused, as some emulators
- * refuse a sequence number they do not have); `createdMillis` and `deleted` stand for a stream created again, or deleted. `add` fills a
- * shard with numbered plain records, `put` appends one with any data. Consumers: a registered one stays CREATING
- * for `describesUntilActive` DescribeStreamConsumer calls; `registerLimitExceeded` throttles the next registrations.
+ * refuse a sequence number they do not have); `createdMillis` and `deleted` stand for a stream created again, or
+ * deleted (every call then fails with StreamNotFoundException); `failListingsNext` makes the next ListShards calls
+ * fail (connection reset). `add` fills a shard with numbered plain records, `put` appends one with any data.
+ * Consumers: a registered one stays CREATING for `describesUntilActive` DescribeStreamConsumer calls;
+ * `registerLimitExceeded` throttles the next registrations.
  */
 class FakeKinesisApi(stream: String = "s") extends KinesisApi {
   val shards = mutable.LinkedHashMap.empty[String, mutable.ArrayBuffer[FetchedRecord]]
@@ -26,6 +28,7 @@ class FakeKinesisApi(stream: String = "s") extends KinesisApi {
   var expireNext = 0
   var throttleNext = 0
   var failNext = 0
+  var failListingsNext = 0
   var createdMillis = 1000L
   var deleted = false
   /** Kinesis's clock: an AT_TIMESTAMP position after it is refused, as AWS refuses it. */
@@ -55,12 +58,20 @@ class FakeKinesisApi(stream: String = "s") extends KinesisApi {
   }
 
   override def describeStream(name: String): StreamSummary =
-    if (name == stream) StreamSummary(stream, s"arn:aws:kinesis:us-east-1:000000000000:stream/$stream", "ACTIVE", shards.size,
-      createdMillis = createdMillis, retentionHours = 24)
+    if (name == stream && !deleted) {
+      StreamSummary(stream, s"arn:aws:kinesis:us-east-1:000000000000:stream/$stream", "ACTIVE", shards.size,
+        createdMillis = createdMillis, retentionHours = 24)
+    }
     else throw KinesisErrors.streamNotFound(name, "us-east-1", "fake")
 
-  override def listShards(name: String, pageSize: Int, afterShardId: Option[String]): Seq[ShardInfo] =
+  override def listShards(name: String, pageSize: Int, afterShardId: Option[String]): Seq[ShardInfo] = {
+    if (deleted) throw KinesisErrors.streamNotFound(name, "us-east-1", "fake")
+    if (failListingsNext > 0) {
+      failListingsNext -= 1
+      throw software.amazon.awssdk.core.exception.SdkClientException.create("Connection reset")
+    }
     shards.keys.toSeq.filter(id => afterShardId.forall(id > _)).map(id => ShardInfo(id, parents(id), closed(id)))
+  }
 
   override def shardIterator(name: String, shardId: String, position: ShardPosition): String = {
     iteratorCalls += 1
