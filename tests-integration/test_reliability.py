@@ -79,7 +79,7 @@ def kill_while_blocks_wait(job: ClusterJob, checkpoint: Path, timeout_s: float =
         time.sleep(0.1)
 
 
-SILENCE_LIMIT_MS = 3000  # the production limit is 15 s (Prefetcher.SilenceLimitMillis)
+SILENCE_LIMIT_MS = 3000  # the production limit is 15 s (RoundDispatcher.SilenceLimitMillis)
 
 
 def metric(job: ClusterJob, name: str) -> int:

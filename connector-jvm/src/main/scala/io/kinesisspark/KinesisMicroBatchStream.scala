@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory
 import io.kinesisspark.aws.{KinesisApi, KinesisClients, PositionUnavailableException}
 import io.kinesisspark.efo.ConsumerRegistrar
 import io.kinesisspark.fetch.TransientBackoff
-import io.kinesisspark.prefetch.Prefetcher
+import io.kinesisspark.prefetch.{Prefetcher, RoundDispatcher}
 
 /**
  * The Kinesis micro-batch stream: prefetch, then expose.
@@ -54,7 +54,7 @@ final class KinesisMicroBatchStream(
   private val consumers: Option[ConsumerRegistrar] = options.efo.map(efo =>
     ConsumerRegistrar(api, options.streams, efo, QueryMetrics.currentQueryId(spark)))
   private val prefetcher = new Prefetcher(spark.sparkContext, options, Random.nextInt(Int.MaxValue), clock, consumers,
-    spark.sparkContext.getConf.getLong(Prefetcher.SilenceLimitConf, Prefetcher.SilenceLimitMillis))
+    spark.sparkContext.getConf.getLong(RoundDispatcher.SilenceLimitConf, RoundDispatcher.SilenceLimitMillis))
   private val blockReads = BlockReadCounters(spark.sparkContext)
   @volatile private var availableNow: Option[AvailableNowTarget] = None
   private val dataLoss = DataLossPolicy(options.failOnDataLoss)

@@ -4,27 +4,24 @@ import java.time.Clock
 import java.util.UUID
 import java.util.concurrent.atomic.AtomicLong
 
-import scala.collection.mutable
-import scala.concurrent.Await
-import scala.concurrent.duration.Duration
 import scala.util.control.NonFatal
 
-import org.apache.spark.{FutureAction, SparkContext, TaskContext}
-import org.apache.spark.kinesisspark.{BlockStoreBridge, FetchResultChannel}
+import org.apache.spark.SparkContext
+import org.apache.spark.kinesisspark.BlockStoreBridge
 import org.slf4j.LoggerFactory
 
-import io.kinesisspark.{BlockRemover, BufferIndex, DataLossPolicy, KinesisSourceOffset, KinesisSourceOptions, ShardGraph,
-  ShardPosition, ShardStats, StartReconciler, StreamNotFoundException}
+import io.kinesisspark.{BlockRemover, BufferIndex, DataLossPolicy, KinesisSourceOffset, KinesisSourceOptions,
+  ShardGraph, ShardPosition, ShardStats, StartReconciler, StreamNotFoundException}
 import io.kinesisspark.aws.{KinesisApi, KinesisClients}
 import io.kinesisspark.efo.ConsumerRegistrar
-import io.kinesisspark.fetch._
+import io.kinesisspark.fetch.{FetchService, ShardFetchOrder, ShardFetchTask, ShardReaderCache}
 
 /**
  * The driver's background prefetcher. A daemon thread runs fetch rounds back to back (another lists shards, on
  * its own schedule: [[ShardDiscovery]]): each round is one Spark job whose tasks hand `shardsPerTask` shards each
  * to the [[FetchService]] of the executor that fetched them last (so readers keep their iterators and rate limits) and
  * return at once: the executor fetches them on its own threads, holding no task slot, leaves the records there as
- * blocks, and delivers the blocks' metadata to this prefetcher's [[FetchResultChannel]] endpoint. The round ends
+ * blocks, and delivers the blocks' metadata to this prefetcher's endpoint ([[RoundDispatcher]]). The round ends
  * when every result has come (or its executor is lost); the metadata goes into the [[BufferIndex]], and the stream
  * exposes it as batch ends.
  *
@@ -34,6 +31,12 @@ import io.kinesisspark.fetch._
  *
  * Where fetching of each shard starts, and which shards there are, is [[ShardDiscovery]]'s book: a round plans from
  * it, and checks its results against it, under its lock.
+ *
+ * Threads and locks: the query thread calls [[start]], [[committed]], [[awaitRoundAfter]], [[stop]] and the readers;
+ * the round thread runs `run`; the lister runs [[ShardDiscovery.listUntilStopped]]. `this` guards `thread`,
+ * `lister`, and every write of `stats`, `failure`, `stopped`, `started` and the round counters, which are read
+ * without it; rounds and stops are waited for on it. Locks are taken in one order: discovery's, this one, then the
+ * dispatcher's or the buffer's.
  *
  * With enhanced fan-out (`consumers`), each stream's consumer is registered (or found) before its shards are first
  * fetched and checked again every `consumerRefreshInterval`; fetch orders carry its ARN, and whether ListShards
@@ -46,14 +49,13 @@ final class Prefetcher(
     streamId: Int,
     clock: Clock = Clock.systemUTC(),
     consumers: Option[ConsumerRegistrar] = None,
-    silenceLimitMillis: Long = Prefetcher.SilenceLimitMillis) {
+    silenceLimitMillis: Long = RoundDispatcher.SilenceLimitMillis) {
 
   import Prefetcher._
 
   private val api: KinesisApi = KinesisClients.api(options.connection)
   private val limits = options.fetchLimits
   private val nextOrder = new AtomicLong(0)
-  private val jobGroup = s"kinesis-spark-prefetch-$streamId"
   val buffer = new BufferIndex
   private val remover = new BlockRemover(s"kinesis-spark-block-remover-$streamId",
     b => BlockStoreBridge.remove(b.streamId, b.uniqueId))
@@ -73,8 +75,6 @@ final class Prefetcher(
   @volatile private var lastRoundBlockCount = 0L
   @volatile private var blocksStoredTotal = 0L
   @volatile private var lastRoundDuration = 0L
-  @volatile private var ticketsLost = 0L
-  @volatile private var resultsRefused = 0L
   @volatile private var stopped = false
   @volatile private var started = false // the prefetcher's threads were started (under `this`)
 
@@ -86,19 +86,10 @@ final class Prefetcher(
   private var thread: Thread = _
   // Lists shards on its own schedule, so a slow or throttled control plane never holds up fetching.
   private var lister: Thread = _
-  private var runningRound: Option[FutureAction[_]] = None
   // Where executors deliver what they fetched: a name of its own per prefetcher (streamId alone may repeat across
   // the class loaders of Spark Connect sessions).
-  private val resultEndpoint = s"kinesis-spark-prefetch-$streamId-${UUID.randomUUID()}"
-  private var receiver: Option[FetchResultChannel.Receiver] = None
-  private val nextTicket = new AtomicLong(0)
-  // The running round's tickets: where each was dispatched (None until its task says), when its executor last said
-  // it holds it, and those delivered.
-  private val awaited = mutable.Map.empty[Long, Option[String]]
-  private val heardOf = mutable.Map.empty[Long, Long]
-  private val delivered = mutable.Map.empty[Long, Seq[ShardFetchResult]]
-  // The copy of each recent ticket that was kept: an executor that did not get the answer delivers it again.
-  private val keptCopies = mutable.LinkedHashMap.empty[Long, String]
+  private val dispatcher = new RoundDispatcher(s"kinesis-spark-prefetch-$streamId-${UUID.randomUUID()}",
+    new JobSubmitter.Spark(sc, s"kinesis-spark-prefetch-$streamId"), ExecutorLink.Spark, clock, silenceLimitMillis)
 
   /**
    * Starts prefetching from `start` (idempotent: later calls only add shards `start` knows and we do not). Whether
@@ -108,7 +99,7 @@ final class Prefetcher(
     discovery.addStart(start)
     synchronized {
       if (thread == null && !stopped) {
-        receiver = Some(FetchResultChannel.open(resultEndpoint)(onResult, onPending))
+        dispatcher.open()
         thread = new Thread(() => run(), s"kinesis-spark-prefetcher-$streamId")
         thread.setDaemon(true)
         thread.start()
@@ -145,11 +136,11 @@ final class Prefetcher(
 
   /** Prefetch tickets given up on: their executor was gone, or silent for the silence limit (their shards were fetched
    * again in a later round). */
-  def lostTickets: Long = ticketsLost
+  def lostTickets: Long = dispatcher.lostTickets
 
   /** Results delivered for tickets no round waited for any more (a lost ticket's, delivered late): refused, and their
    * executor removed their blocks. */
-  def refusedResults: Long = resultsRefused
+  def refusedResults: Long = dispatcher.refusedResults
 
   /** Data-loss events the driver saw (deleted streams); shard readers count theirs in [[shardStats]]. */
   def driverDataLossEvents: Long = discovery.dataLossEvents
@@ -178,17 +169,13 @@ final class Prefetcher(
 
   /** Stops the thread, cancels a running round, and drops every block and cached reader of this stream. */
   def stop(): Unit = {
-    // Under the lock that guards submitting a round: after this, no round starts, and the one running is known.
-    // After this, no round starts, no result is taken (executors remove the blocks of those they deliver later),
-    // and the round being dispatched is known.
-    val (t, l, round, listening) = synchronized {
+    val (t, l) = synchronized {
       stopped = true
       notifyAll()
-      (thread, lister, runningRound, receiver)
+      (thread, lister)
     }
     discovery.stop() // before the lister's interrupt: the call it aborts is the stop's doing, not a failed listing
-    round.foreach(_.cancel())
-    listening.foreach(_.close()) // executors' fetches for this query end at their next call (see FetchService)
+    dispatcher.stop() // no round starts or takes a result after this; the one being dispatched is cancelled
     if (t != null) { t.interrupt(); t.join(StopWaitMillis) }
     if (l != null) { l.interrupt(); l.join(StopWaitMillis) }
     consumers.foreach(_.stop())
@@ -204,34 +191,6 @@ final class Prefetcher(
       while (FetchService.pending(streamId) > 0 && clock.millis() < deadline) Thread.sleep(20)
       BlockStoreBridge.removeAll(streamId)
     }
-  }
-
-  /**
-   * An executor's delivery of a ticket's results: kept if the running round waits for it and no other copy came
-   * first (see [[FetchService]]); the same copy delivered again (its executor missed the answer) is told it was kept.
-   */
-  private def onResult(bytes: Array[Byte]): Int = {
-    val FetchDelivery(ticket, copy, results) = FetchDelivery.decode(bytes)
-    synchronized {
-      if (stopped) FetchResultChannel.Closed
-      else if (keptCopies.get(ticket).contains(copy)) FetchResultChannel.Accepted
-      else if (awaited.contains(ticket) && !delivered.contains(ticket)) {
-        delivered(ticket) = results
-        keptCopies(ticket) = copy
-        if (keptCopies.size > KeptCopiesRemembered) keptCopies.remove(keptCopies.head._1)
-        notifyAll()
-        FetchResultChannel.Accepted
-      } else {
-        resultsRefused += 1
-        FetchResultChannel.Refused
-      }
-    }
-  }
-
-  /** An executor's list of the tickets it holds, not delivered yet: they are not lost. */
-  private def onPending(tickets: Array[Long]): Unit = synchronized {
-    val now = clock.millis()
-    tickets.foreach(id => if (awaited.contains(id)) heardOf(id) = now)
   }
 
   private def run(): Unit = {
@@ -283,7 +242,8 @@ final class Prefetcher(
         consumerArns.get(stream), s.closed, listed.retention.get(stream))
     }
     val roundStart = clock.millis()
-    val results = if (orders.isEmpty) Nil else runJob(orders, room)
+    val results = if (orders.isEmpty) Nil else dispatcher.runJob(fetchTasks(orders, room),
+      s"kinesis-spark prefetch: ${orders.size} shard(s) of ${options.streams.mkString(",")}")
     results.flatMap(_.failure).headOption.foreach(e => throw e) // a task's error (see FetchFailure)
     results.filter(_.consumerMissing).map(_.stream).distinct.foreach { stream =>
       log.warn(s"Kinesis says the enhanced fan-out consumer of stream '$stream' does not exist; checking it again")
@@ -321,125 +281,25 @@ final class Prefetcher(
   }
 
   /**
-   * One round: a Spark job whose tasks go to the executor that last fetched their shards, hand those shards to
-   * its [[FetchService]] as tickets of `shardsPerTask` shards and return; then the results as executors deliver
-   * them. Tickets share the buffer's free `room` equally, so the buffer exceeds `fetchBufferSize` by at most one
-   * response per ticket. The round ends when every ticket's result has come, or the ticket is lost (its shards are
-   * fetched again next round from where the buffer ends; a result delivered after that is refused and its blocks
-   * removed).
+   * A round's fetch tasks: the orders sorted by the executor that last fetched their shards, `shardsPerTask` to a
+   * task, each task for the executor of its first shard (so readers keep their iterators and rate limits). Tasks share
+   * the buffer's free `room` equally, so the buffer exceeds `fetchBufferSize` by at most one response per task.
    */
-  private def runJob(orders: Seq[ShardFetchOrder], room: Long): Seq[ShardFetchResult] = {
-    // Outside the lock: sorting 10,000 shards by where they were last read takes milliseconds.
+  private def fetchTasks(orders: Seq[ShardFetchOrder], room: Long): Seq[(ShardFetchTask, Option[String])] = {
+    // Outside any lock: sorting 10,000 shards by where they were last read takes milliseconds.
     val locations = stats
     val groups = orders.sortBy(o => (locations.get((o.stream, o.shardId)).flatMap(_.location).getOrElse(""), o.stream,
       o.shardId)).grouped(options.shardsPerTask).toSeq
     val share = math.max(1L, room / groups.size)
-    val tickets = groups.map { group =>
-      val location = locations.get((group.head.stream, group.head.shardId)).flatMap(_.location).toSeq
-      (FetchTicket(resultEndpoint, nextTicket.getAndIncrement(), ShardFetchTask(options.connection, limits, streamId,
-        group, share, dataLoss, options.efo.flatMap(_.subscriptionMaxEvents), arrivalCut)), location)
+    groups.map { group =>
+      (ShardFetchTask(options.connection, limits, streamId, group, share, dataLoss,
+        options.efo.flatMap(_.subscriptionMaxEvents), arrivalCut),
+        locations.get((group.head.stream, group.head.shardId)).flatMap(_.location))
     }
-    // Submitted under the lock `stop` takes, so a stop either sees this round (and cancels it) or prevents it.
-    val dispatching = synchronized {
-      if (stopped) return Nil
-      tickets.foreach { case (ticket, _) => awaited(ticket.id) = None }
-      sc.setJobGroup(jobGroup, s"kinesis-spark prefetch: ${orders.size} shard(s) of ${options.streams.mkString(",")}",
-        interruptOnCancel = true)
-      try {
-        // Spark's own types come back (ticket id, location): with the jar added to a Connect session, the connector's
-        // would be another loader's classes here (see LoaderBridge).
-        val submitted = sc.makeRDD(dispatchTasks(tickets))
-          .mapPartitions(_.flatMap { group =>
-            val attempt = Option(TaskContext.get()).map(_.attemptNumber()).getOrElse(0)
-            group.map(ticket => (Long.box(ticket.id), FetchService.dispatch(ticket, attempt)): AnyRef)
-          })
-          .collectAsync()
-        runningRound = Some(submitted)
-        submitted
-      } finally sc.clearJobGroup()
-    }
-    // Whatever ends the round, its tickets are forgotten: a later delivery of one is refused, its blocks removed.
-    try {
-      val dispatched = try Await.result(dispatching, Duration.Inf) finally synchronized { runningRound = None }
-      synchronized {
-        val now = clock.millis()
-        dispatched.foreach {
-          case (id: java.lang.Long, location: String) => awaited(id.longValue()) = Some(location); heardOf(id.longValue()) = now
-          case other => throw new IllegalStateException(s"a prefetch task returned a ${other.getClass.getName}")
-        }
-      }
-      awaitResults()
-    } finally synchronized { awaited.clear(); heardOf.clear(); delivered.clear() }
-  }
-
-  /**
-   * The round's Spark tasks: one per executor for the tickets that go back to it, and the tickets of shards no
-   * executor fetched yet spread over `defaultParallelism` tasks. A task only hands tickets over, so there is no
-   * reason for more: at 10,000 shards a task per ticket meant 2,000 tasks a round for the scheduler.
-   */
-  private def dispatchTasks(tickets: Seq[(FetchTicket, Seq[String])]): Seq[(Seq[FetchTicket], Seq[String])] =
-    tickets.groupBy(_._2).toSeq.sortBy(_._1.headOption).flatMap {
-      case (Seq(), unplaced) =>
-        val perTask = math.max(1, math.ceil(unplaced.size.toDouble / math.max(1, sc.defaultParallelism)).toInt)
-        unplaced.map(_._1).grouped(perTask).map(_ -> Seq.empty[String])
-      case (location, placed) => Seq(placed.map(_._1) -> location)
-    }
-
-  /**
-   * Waits until every ticket of the round is delivered or lost: its executor is gone, or has not listed it among
-   * those it holds for `silenceLimitMillis` (a delivery that failed, an executor that restarted its service). The
-   * delivered results, in ticket order.
-   */
-  private def awaitResults(): Seq[ShardFetchResult] = {
-    val lost = mutable.HashSet.empty[Long]
-    // Every delivery wakes this thread: what it does then is constant, and the tickets are walked only when the
-    // liveness check is due (so a silent ticket is found lost up to LivenessCheckMillis after the silence limit).
-    // Walking them on every wake was quadratic in the tickets of a round (at 1,000 shards, a sixth of the driver JVM's
-    // allocation in DriverScaleBenchmark, and longer GC pauses for the query thread).
-    def openCount: Int = awaited.size - delivered.size - lost.count(!delivered.contains(_))
-    var checkedAt = clock.millis() - LivenessCheckMillis // due at once
-    while (synchronized(!stopped && openCount > 0)) {
-      val due = clock.millis() - checkedAt >= LivenessCheckMillis
-      val live = if (due) {
-        checkedAt = clock.millis()
-        Some(BlockStoreBridge.liveLocations())
-      } else None
-      synchronized {
-        if (due) {
-          val now = clock.millis()
-          val gone = awaited.iterator.filter { case (id, _) => !delivered.contains(id) && !lost.contains(id) }
-            .flatMap { case (id, at) => at.map(id -> _) }
-            .flatMap { case (id, at) =>
-              if (live.exists(!_.contains(at))) Some((id, s"was fetching on $at, which is gone"))
-              else if (now - heardOf.getOrElse(id, now) > silenceLimitMillis) {
-                Some((id, s"was dispatched to $at, which has not listed it for ${silenceLimitMillis / 1000.0} s"))
-              } else None
-            }.toSeq
-          gone.foreach { case (id, why) =>
-            log.warn(s"Prefetch ticket $id $why; its shards are fetched again next round")
-          }
-          lost ++= gone.map(_._1)
-          ticketsLost += gone.size
-        }
-        if (!stopped && openCount > 0) wait(math.max(1L, checkedAt + LivenessCheckMillis - clock.millis()))
-      }
-    }
-    synchronized(if (stopped) Nil else awaited.keys.toSeq.sorted.flatMap(delivered.get).flatten)
   }
 }
 
 object Prefetcher {
   private val log = LoggerFactory.getLogger(classOf[Prefetcher])
   private val StopWaitMillis = 10000L
-  /** How often a round waiting for results checks that the executors fetching them are still there. */
-  private val LivenessCheckMillis = 500L
-  /** A ticket its executor has not listed among those it holds for this long is lost (they list them every second). */
-  val SilenceLimitMillis = 15000L
-  /**
-   * A Spark setting that replaces [[SilenceLimitMillis]]: the reliability tests pause an executor for seconds, not for
-   * the production limit. Not a user option (it is not in the option table): only a test has reason to change it.
-   */
-  val SilenceLimitConf = "spark.kinesisspark.test.prefetchSilenceLimitMs"
-  /** Tickets whose kept copy is remembered, for executors that deliver again: several rounds at 10,000 shards. */
-  private val KeptCopiesRemembered = 20000
 }
