@@ -37,7 +37,7 @@ class RoundDispatcherSuite extends AnyFunSuite {
   private class FakeJobs extends JobSubmitter {
     val submitted = mutable.ArrayBuffer.empty[Seq[(Seq[FetchTicket], Seq[String])]]
     val submittedOnce = new CountDownLatch(1)
-    @volatile var onDispatch: Seq[FetchTicket] => Unit = _ => ()
+    @volatile var onDispatch: Seq[FetchTicket] => Unit = (_: Seq[FetchTicket]) => ()
     @volatile var holdUntilCancelled = false
     val cancelled = new CountDownLatch(1)
 
@@ -64,8 +64,8 @@ class RoundDispatcherSuite extends AnyFunSuite {
   /** Holds the endpoint's callbacks, so a test delivers as an executor would; `live` are the executors alive. */
   private class FakeLink extends ExecutorLink {
     @volatile var live = Set("executor_host_0", "executor_host_1", "executor_host_9")
-    @volatile private var onResult: Array[Byte] => Int = _ => FetchResultChannel.Closed
-    @volatile var onPending: Array[Long] => Unit = _ => ()
+    @volatile private var onResult: Array[Byte] => Int = (_: Array[Byte]) => FetchResultChannel.Closed
+    @volatile var onPending: Array[Long] => Unit = (_: Array[Long]) => ()
     @volatile var closed = false
 
     override def listen(endpoint: String)(onResult: Array[Byte] => Int,
