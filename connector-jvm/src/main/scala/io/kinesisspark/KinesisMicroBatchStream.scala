@@ -54,7 +54,7 @@ final class KinesisMicroBatchStream(
   private val consumers: Option[ConsumerRegistrar] = options.efo.map(efo =>
     ConsumerRegistrar(api, options.streams, efo, QueryMetrics.currentQueryId(spark)))
   private val prefetcher = new Prefetcher(spark.sparkContext, options, Random.nextInt(Int.MaxValue), clock, consumers,
-    spark.sparkContext.getConf.getLong(RoundDispatcher.SilenceLimitConf, RoundDispatcher.SilenceLimitMillis))
+    TestSettings.long(TestSettings.PrefetchSilenceLimitMs).getOrElse(RoundDispatcher.SilenceLimitMillis))
   private val blockReads = BlockReadCounters(spark.sparkContext)
   @volatile private var availableNow: Option[AvailableNowTarget] = None
   private val dataLoss = DataLossPolicy(options.failOnDataLoss)

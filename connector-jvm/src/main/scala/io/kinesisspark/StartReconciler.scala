@@ -76,18 +76,22 @@ object StartReconciler {
               s"${Instant.ofEpochMilli(listing.createdMillis)}, the checkpoint's at " +
               s"${Instant.ofEpochMilli(start.created(stream))}); records of the old stream not yet read are gone")
           }
-          val listedInOrder = listing.graph.shards.map(_.shardId)
-          val listed = listedInOrder.toSet
+          val graph = listing.graph
           val kept = if (recreated) Map.empty[String, ShardPosition] else known
           kept.foreach { case (shard, pos) =>
-            if (!listed.contains(shard) && pos != Finished) {
+            if (!graph.lists(shard) && pos != Finished) {
               report(stream, shard, s"the shard is no longer in the stream (it expired by retention) and had been " +
                 s"read only up to $pos")
             }
           }
-          val entering = listedInOrder.filterNot(kept.contains).flatMap(shard => startingPosition(stream, shard).map(shard -> _))
-          val positions = kept.filter { case (shard, _) => listed.contains(shard) } ++ entering
-          val held = positions.filterNot { case (shard, pos) => pos == Finished && listing.graph.movedOn(shard, positions) }
+          // Most plans find every shard of the start listed, and none entering or finished: the start's own map is
+          // kept then, rather than built again shard by shard on every plan.
+          val entering = graph.shards.iterator.map(_.shardId).filterNot(kept.contains)
+            .flatMap(shard => startingPosition(stream, shard).map(shard -> _)).toVector
+          val listedKept = if (kept.keysIterator.forall(graph.lists)) kept else kept.filter { case (s, _) => graph.lists(s) }
+          val positions = if (entering.isEmpty) listedKept else listedKept ++ entering
+          val held = if (!positions.valuesIterator.contains(Finished)) positions
+            else positions.filterNot { case (shard, pos) => pos == Finished && graph.movedOn(shard, positions) }
           entering.foreach { case (shard, _) => if (held.contains(shard)) fresh += stream -> shard }
           (stream, held, Some(listing.createdMillis))
       }

@@ -24,6 +24,10 @@ object TestSettings {
   /** Milliseconds the HTTP clients wait for a byte of an answer before they give the call up (production: 30 s for
    * Kinesis and STS calls, 60 s for an enhanced fan-out subscription's next event). */
   val SocketTimeoutMs = "spark.kinesisspark.test.socketTimeoutMs"
+  /** Milliseconds a prefetch ticket's executor may go without listing it among those it holds before the ticket is
+   * lost (production: [[prefetch.RoundDispatcher.SilenceLimitMillis]], 15 s): the reliability tests pause an executor
+   * for seconds. */
+  val PrefetchSilenceLimitMs = "spark.kinesisspark.test.prefetchSilenceLimitMs"
 
   /** The setting's value in this JVM's Spark application, if set (none outside one, as in unit tests). */
   def long(name: String): Option[Long] =

@@ -204,11 +204,6 @@ private[kinesisspark] object RoundDispatcher {
   private val LivenessCheckMillis = 500L
   /** A ticket its executor has not listed among those it holds for this long is lost (they list them every second). */
   val SilenceLimitMillis = 15000L
-  /**
-   * A Spark setting that replaces [[SilenceLimitMillis]]: the reliability tests pause an executor for seconds, not for
-   * the production limit. Not a user option (it is not in the option table): only a test has reason to change it.
-   */
-  val SilenceLimitConf = "spark.kinesisspark.test.prefetchSilenceLimitMs"
   /** Tickets whose kept copy is remembered, for executors that deliver again: several rounds at 10,000 shards. */
   private val KeptCopiesRemembered = 20000
 }
