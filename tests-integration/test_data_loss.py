@@ -3,7 +3,7 @@ or while it is stopped. With the default (true) the query fails, naming the stre
 it logs, counts ``dataLossEvents`` and reads the new stream from its oldest record, repeating nothing.
 
 Retention trimming cannot be produced on the emulator (its shortest retention is 24 hours); it goes through
-the same policy object and is covered by the Scala suites (StartReconcilerSuite, ShardReaderSuite).
+the same policy object and is covered by the Scala suites (StartReconcilerSuite, PollingShardReaderSuite).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def test_stream_recreated_while_running_is_followed_without_failOnDataLoss(kines
     # How many of its observers report the one deletion depends on timing, each at most once: the plan that finds
     # the stream replaced (StartReconciler: always, as the new stream's records are read only after it), the
     # listing that finds the stream missing (ShardDiscovery.streamMissing: if one falls in the 1.5 s the stream is
-    # gone), and the reader of the old stream's one shard (ShardReader.streamReplaced: if it calls then).
+    # gone), and the reader of the old stream's one shard (PollingShardReader.streamReplaced: if it calls then).
     events = progress.metric("dataLossEvents")
     assert 1 <= max(events) <= 3, events
 

@@ -10,7 +10,7 @@ About batch boundaries: a batch ends after a whole GetRecords response, and Kine
 records, so a batch never ends between two user records of the same aggregate. What a restart does exercise is
 an offset that points *into* an aggregate (``"sub": n-1`` after its last user record): resuming from it reads the
 aggregate again (AT_SEQUENCE_NUMBER) and must skip every user record already delivered. Resuming at an index
-before the last one is covered by the Scala unit tests (ShardReaderKplSuite).
+before the last one is covered by the Scala unit tests (PollingShardReaderKplSuite).
 """
 
 from __future__ import annotations

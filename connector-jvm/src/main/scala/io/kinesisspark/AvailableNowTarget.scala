@@ -1,6 +1,6 @@
 package io.kinesisspark
 
-import io.kinesisspark.fetch.FetchedRange
+import io.kinesisspark.blocks.FetchedRange
 import io.kinesisspark.prefetch.Prefetcher
 
 /**

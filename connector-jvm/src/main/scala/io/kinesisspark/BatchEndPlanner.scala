@@ -6,7 +6,7 @@ import scala.collection.mutable
 import org.apache.spark.sql.connector.read.streaming.{CompositeReadLimit, ReadAllAvailable, ReadLimit, ReadMaxRows}
 
 import io.kinesisspark.ShardPosition.Finished
-import io.kinesisspark.fetch.FetchedRange
+import io.kinesisspark.blocks.FetchedRange
 
 /**
  * Decides where the next batch ends: per shard, after some of the buffered ranges that follow the batch start.

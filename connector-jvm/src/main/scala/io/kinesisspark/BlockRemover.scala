@@ -7,7 +7,7 @@ import scala.util.control.NonFatal
 
 import org.slf4j.LoggerFactory
 
-import io.kinesisspark.fetch.BlockRef
+import io.kinesisspark.blocks.BlockRef
 
 /**
  * Removes the prefetched blocks a query no longer needs, on its own thread: each removal is a blocking call to the

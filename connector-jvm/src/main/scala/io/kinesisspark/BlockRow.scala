@@ -5,7 +5,7 @@ import scala.annotation.switch
 import org.apache.spark.sql.catalyst.expressions.BaseGenericInternalRow
 import org.apache.spark.unsafe.types.UTF8String
 
-import io.kinesisspark.fetch.RecordBlockCodec
+import io.kinesisspark.blocks.RecordBlockCodec
 
 /**
  * The row of the record a block's [[RecordBlockCodec.Cursor]] is at, in a [[KinesisRecordSchema]]'s columns: one

@@ -3,7 +3,7 @@ package io.kinesisspark
 import scala.collection.mutable
 
 import io.kinesisspark.ShardPosition.reaches
-import io.kinesisspark.fetch.{BlockRef, FetchedRange}
+import io.kinesisspark.blocks.{BlockRef, FetchedRange}
 
 /**
  * The driver's index of what has been prefetched and not yet wholly read by a batch that has run: per shard, a contiguous chain of

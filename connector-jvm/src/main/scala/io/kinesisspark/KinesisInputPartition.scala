@@ -3,13 +3,14 @@ package io.kinesisspark
 import org.apache.spark.sql.connector.read.InputPartition
 
 import io.kinesisspark.aws.AwsConnection
-import io.kinesisspark.fetch.{FetchLimits, WireFormat, WireWriter}
+import io.kinesisspark.blocks.{WireFormat, WireWriter}
+import io.kinesisspark.reader.FetchLimits
 
 /**
  * One task's share of a micro-batch: one or more shard slices (several when small blocks were coalesced),
  * read one after the other. The task prefers the executor that holds most of its bytes.
  *
- * Its slices travel to the executor as [[io.kinesisspark.fetch.WireFormat]] bytes: Java-serialized, the
+ * Its slices travel to the executor as [[io.kinesisspark.blocks.WireFormat]] bytes: Java-serialized, the
  * partitions of a batch at 10,000 shards made tasks of 4 MB (Spark warns above 1 MB), and serializing them took
  * most of the driver's RPC threads in DriverScaleBenchmark.
  *

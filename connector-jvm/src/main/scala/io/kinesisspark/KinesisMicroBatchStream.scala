@@ -13,7 +13,7 @@ import org.slf4j.LoggerFactory
 
 import io.kinesisspark.aws.{KinesisApi, KinesisClients, PositionUnavailableException}
 import io.kinesisspark.efo.ConsumerRegistrar
-import io.kinesisspark.fetch.TransientBackoff
+import io.kinesisspark.reader.TransientBackoff
 import io.kinesisspark.prefetch.{Prefetcher, RoundDispatcher}
 
 /**

@@ -5,7 +5,8 @@ import org.apache.spark.sql.connector.read.{InputPartition, PartitionReader, Par
 import org.apache.spark.unsafe.types.UTF8String
 
 import io.kinesisspark.aws.KinesisClients
-import io.kinesisspark.fetch.{KinesisRecord, RecordBlockCodec, ShardRangeIterator}
+import io.kinesisspark.blocks.{KinesisRecord, RecordBlockCodec}
+import io.kinesisspark.executor.ShardRangeIterator
 
 /**
  * Creates a [[KinesisPartitionReader]] per [[KinesisInputPartition]] on executors. The counters travel here, not in

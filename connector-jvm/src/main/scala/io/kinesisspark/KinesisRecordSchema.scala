@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
-import io.kinesisspark.fetch.KinesisRecord
+import io.kinesisspark.blocks.KinesisRecord
 
 /**
  * The columns of the rows the source returns, and how a record becomes one: a [[RecordLayout]] (the columns of the

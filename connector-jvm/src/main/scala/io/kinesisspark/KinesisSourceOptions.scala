@@ -8,7 +8,7 @@ import org.apache.spark.network.util.JavaUtils
 
 import io.kinesisspark.aws.{AwsConnection, ConnectionOptions}
 import io.kinesisspark.efo.EfoOptions
-import io.kinesisspark.fetch.FetchLimits
+import io.kinesisspark.reader.FetchLimits
 
 /**
  * The source's options, parsed once and validated when the table is created, so a bad option fails at

@@ -3,7 +3,7 @@ package io.kinesisspark
 import scala.collection.compat._
 import scala.collection.mutable
 
-import io.kinesisspark.fetch.{BlockRef, FetchedRange}
+import io.kinesisspark.blocks.{BlockRef, FetchedRange}
 
 /** One shard's part of a batch: records in (`from`, `to`], with the buffered ranges that hold them, if any. */
 final case class ShardSlice(stream: String, shardId: String, from: ShardPosition, to: ShardPosition, ranges: Seq[FetchedRange]) {

@@ -1,6 +1,6 @@
 package io.kinesisspark
 
-import io.kinesisspark.fetch.ShardCounters
+import io.kinesisspark.reader.ShardCounters
 
 /**
  * The source's metrics over some shards (all of a query's, or one stream's), added up shard by shard in one pass:

@@ -1,6 +1,7 @@
 package io.kinesisspark
 
-import io.kinesisspark.fetch.{ShardCounters, ShardFetchResult}
+import io.kinesisspark.executor.ShardFetchResult
+import io.kinesisspark.reader.ShardCounters
 
 /**
  * What the prefetcher knows about one shard's fetching.

@@ -1,7 +1,7 @@
 package io.kinesisspark
 
 import io.kinesisspark.ShardPosition.Finished
-import io.kinesisspark.fetch.FetchedRange
+import io.kinesisspark.blocks.FetchedRange
 
 /**
  * The source's metrics, as [[KinesisMicroBatchStream.metrics]] reports them to Spark's progress (and, through

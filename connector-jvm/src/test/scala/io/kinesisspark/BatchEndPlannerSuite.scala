@@ -5,7 +5,7 @@ import org.scalatest.funsuite.AnyFunSuite
 
 import io.kinesisspark.BatchEndPlanner.Budget
 import io.kinesisspark.ShardPosition._
-import io.kinesisspark.fetch.FetchedRange
+import io.kinesisspark.blocks.FetchedRange
 
 class BatchEndPlannerSuite extends AnyFunSuite {
   private def chain(shard: String, ends: Seq[Int], recordsEach: Int = 10, bytesEach: Long = 100): Seq[FetchedRange] =

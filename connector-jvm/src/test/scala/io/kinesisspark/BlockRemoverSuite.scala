@@ -6,7 +6,7 @@ import scala.jdk.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.kinesisspark.fetch.BlockRef
+import io.kinesisspark.blocks.BlockRef
 
 class BlockRemoverSuite extends AnyFunSuite {
   private def blocks(ids: Range): Seq[BlockRef] = ids.map(i => BlockRef(7, i.toLong, "executor_h_1", 0, 10, last = true))

@@ -3,7 +3,7 @@ package io.kinesisspark
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.kinesisspark.ShardPosition._
-import io.kinesisspark.fetch.{BlockRef, FetchedRange}
+import io.kinesisspark.blocks.{BlockRef, FetchedRange}
 
 class BufferIndexSuite extends AnyFunSuite {
   private def range(from: ShardPosition, to: ShardPosition, id: Long, offset: Int = 0, last: Boolean = true): FetchedRange =

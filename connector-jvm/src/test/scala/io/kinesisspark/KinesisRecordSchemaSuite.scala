@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.kinesisspark.fetch.{KinesisRecord, RecordBlockCodec}
+import io.kinesisspark.blocks.{KinesisRecord, RecordBlockCodec}
 
 class KinesisRecordSchemaSuite extends AnyFunSuite {
   private val base = Map("streamName" -> "clicks", "region" -> "us-east-1")

@@ -3,7 +3,7 @@ package io.kinesisspark
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.kinesisspark.ShardPosition._
-import io.kinesisspark.fetch.{BlockRef, FetchedRange}
+import io.kinesisspark.blocks.{BlockRef, FetchedRange}
 
 class PartitionCoalescerSuite extends AnyFunSuite {
   private val ids = new java.util.concurrent.atomic.AtomicLong

@@ -2,7 +2,8 @@ package io.kinesisspark
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.kinesisspark.fetch.{ShardCounters, ShardFetchResult}
+import io.kinesisspark.executor.ShardFetchResult
+import io.kinesisspark.reader.ShardCounters
 
 class ShardStatsSuite extends AnyFunSuite {
   private def result(lag: Option[Long], caughtUp: Boolean, counters: ShardCounters, location: String) =

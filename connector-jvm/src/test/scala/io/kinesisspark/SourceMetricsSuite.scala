@@ -3,7 +3,8 @@ package io.kinesisspark
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.kinesisspark.ShardPosition.{AfterRecord, Finished, TrimHorizon}
-import io.kinesisspark.fetch.{FetchedRange, ShardCounters}
+import io.kinesisspark.blocks.FetchedRange
+import io.kinesisspark.reader.ShardCounters
 
 class SourceMetricsSuite extends AnyFunSuite {
   private val now = 100000L

@@ -46,7 +46,7 @@ object KinesisClients {
 
   /**
    * @param retries the SDK's own retries: standard for control-plane calls; none for the data path, where
-   *                [[io.kinesisspark.fetch.ShardReader]] decides (it must see throttling to slow down, and
+   *                [[io.kinesisspark.reader.polling.PollingShardReader]] decides (it must see throttling to slow down, and
    *                back off per shard rather than inside one blocked call)
    */
   private def syncClient(connection: AwsConnection, retries: RetryStrategy): KinesisClient = {

@@ -18,7 +18,7 @@ private[kinesisspark] trait ExecutorLink {
   /**
    * Listens under `endpoint` until closed.
    *
-   * @param onResult  a delivery (a [[io.kinesisspark.fetch.FetchDelivery]]'s bytes); answers
+   * @param onResult  a delivery (a [[io.kinesisspark.executor.FetchDelivery]]'s bytes); answers
    *                  [[FetchResultChannel.Accepted]], [[FetchResultChannel.Refused]] or [[FetchResultChannel.Closed]]
    * @param onPending the tickets an executor holds, not delivered yet (sent about once a second)
    */

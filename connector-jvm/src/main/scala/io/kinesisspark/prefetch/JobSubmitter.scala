@@ -5,7 +5,7 @@ import scala.concurrent.duration.Duration
 
 import org.apache.spark.{SparkContext, TaskContext}
 
-import io.kinesisspark.fetch.{FetchService, FetchTicket}
+import io.kinesisspark.executor.{FetchService, FetchTicket}
 
 /**
  * How a round's tickets reach the executors: one job whose tasks each hand their tickets to the [[FetchService]] of

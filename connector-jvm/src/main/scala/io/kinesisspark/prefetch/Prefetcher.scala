@@ -14,7 +14,7 @@ import io.kinesisspark.{BlockRemover, BufferIndex, DataLossPolicy, KinesisSource
   ShardGraph, ShardPosition, ShardStats, StartReconciler, StreamNotFoundException}
 import io.kinesisspark.aws.{KinesisApi, KinesisClients}
 import io.kinesisspark.efo.ConsumerRegistrar
-import io.kinesisspark.fetch.{FetchService, ShardFetchOrder, ShardFetchTask, ShardReaderCache}
+import io.kinesisspark.executor.{FetchService, ShardFetchOrder, ShardFetchTask, ShardReaderCache}
 
 /**
  * The driver's background prefetcher. A daemon thread runs fetch rounds back to back (another lists shards, on

@@ -8,10 +8,10 @@ import scala.collection.mutable
 import org.apache.spark.kinesisspark.FetchResultChannel
 import org.slf4j.LoggerFactory
 
-import io.kinesisspark.fetch.{FetchDelivery, FetchTicket, ShardFetchResult, ShardFetchTask}
+import io.kinesisspark.executor.{FetchDelivery, FetchTicket, ShardFetchResult, ShardFetchTask}
 
 /**
- * The driver's half of the delivery protocol, twin of the executors' [[io.kinesisspark.fetch.FetchService]]: a
+ * The driver's half of the delivery protocol, twin of the executors' [[io.kinesisspark.executor.FetchService]]: a
  * round's fetch tasks go out as tickets in one job ([[JobSubmitter]]) and their results come back to this
  * dispatcher's endpoint ([[ExecutorLink]]), where the ledger of the round's tickets takes each once. A ticket is lost
  * when its executor is gone, or has not listed it among those it holds for `silenceLimitMillis`; its result,
@@ -71,7 +71,7 @@ private[kinesisspark] final class RoundDispatcher(
    * Stops: no round starts after this and no result is taken (executors remove the blocks of those they deliver
    * later); the round being dispatched is cancelled, and a round waiting for results ends with none. Executors'
    * fetches for this query end at their next call, as the endpoint closes (see
-   * [[io.kinesisspark.fetch.FetchService]]).
+   * [[io.kinesisspark.executor.FetchService]]).
    */
   def stop(): Unit = {
     // Under the lock that guards submitting a round: after this, no round starts, and the one running is known.
@@ -170,7 +170,7 @@ private[kinesisspark] final class RoundDispatcher(
 
   /**
    * An executor's delivery of a ticket's results: kept if the running round waits for it and no other copy came
-   * first (see [[io.kinesisspark.fetch.FetchService]]); the same copy delivered again (its executor missed the
+   * first (see [[io.kinesisspark.executor.FetchService]]); the same copy delivered again (its executor missed the
    * answer) is told it was kept.
    */
   private def onResult(bytes: Array[Byte]): Int = {

@@ -11,8 +11,9 @@ import io.kinesisspark.{BufferIndex, DataLossPolicy, KinesisErrors, KinesisSourc
   ShardGraph, ShardListings, ShardPosition, StartReconciler, StreamNotFoundException, TestSettings}
 import io.kinesisspark.ShardPosition.{Finished, TrimHorizon, reaches}
 import io.kinesisspark.aws.{ErrorClassifier, KinesisApi}
+import io.kinesisspark.blocks.BlockRef
 import io.kinesisspark.efo.ConsumerRegistrar
-import io.kinesisspark.fetch.{BlockRef, TransientBackoff}
+import io.kinesisspark.reader.TransientBackoff
 
 /**
  * The driver's shard discovery, and its book of where each shard's fetching starts when nothing is buffered for it.
@@ -64,7 +65,7 @@ private[kinesisspark] final class ShardDiscovery(
   // Guarded by `this`.
   private val graphs = mutable.Map.empty[String, ShardGraph]
   private val created = mutable.Map.empty[String, Long]
-  // Each stream's retention period as last described (orders carry it: see ShardReader's retention edge).
+  // Each stream's retention period as last described (orders carry it: see PollingShardReader's retention edge).
   private val retention = mutable.Map.empty[String, Long]
   // Streams the batch start did not hold (added to `streamName`): when they were added (their first listed shards
   // start at the initial position as of then).

@@ -6,7 +6,7 @@ import org.apache.spark.sql.types.{BinaryType, StringType, TimestampType}
 import org.apache.spark.unsafe.types.UTF8String
 
 import io.kinesisspark.{BlockRow, KinesisRecordSchema}
-import io.kinesisspark.fetch.{KinesisRecord, RecordBlockCodec}
+import io.kinesisspark.blocks.{KinesisRecord, RecordBlockCodec}
 
 /**
  * The executor's cost per record of a block, on one thread and without Spark's scheduling in the way (whose noise

@@ -5,7 +5,7 @@ import scala.util.Random
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.kinesisspark.{KinesisSparkException, SteppedClock}
-import io.kinesisspark.fetch.FakeKinesisApi
+import io.kinesisspark.aws.FakeKinesisApi
 
 class ConsumerRegistrarSuite extends AnyFunSuite {
 

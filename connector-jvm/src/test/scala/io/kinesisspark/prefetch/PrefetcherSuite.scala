@@ -7,7 +7,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import io.kinesisspark.{KinesisSourceOffset, KinesisSourceOptions, ShardPosition, StartReconciler}
 import io.kinesisspark.ShardPosition.{AfterRecord, Finished, TrimHorizon}
 import io.kinesisspark.aws.{GetRecordsResult, KinesisClients}
-import io.kinesisspark.fetch.FakeKinesisApi
+import io.kinesisspark.aws.FakeKinesisApi
 
 /** The prefetcher on the driver of a one-core local SparkContext, against an in-memory Kinesis. */
 class PrefetcherSuite extends AnyFunSuite with BeforeAndAfterAll {

@@ -13,8 +13,9 @@ import org.scalatest.funsuite.AnyFunSuite
 import io.kinesisspark.{LogCapture, SteppedClock}
 import io.kinesisspark.ShardPosition.{AfterRecord, TrimHorizon}
 import io.kinesisspark.aws.{AwsConnection, AwsCredentialsConfig}
-import io.kinesisspark.fetch.{FetchDelivery, FetchLimits, FetchTicket, FetchedRange, ShardCounters, ShardFetchOrder,
-  ShardFetchResult, ShardFetchTask}
+import io.kinesisspark.blocks.FetchedRange
+import io.kinesisspark.executor.{FetchDelivery, FetchTicket, ShardFetchOrder, ShardFetchResult, ShardFetchTask}
+import io.kinesisspark.reader.{FetchLimits, ShardCounters}
 
 /** The round dispatcher's ledger and liveness, with a job submitter and an executor link that only pretend. */
 class RoundDispatcherSuite extends AnyFunSuite {

@@ -10,7 +10,8 @@ import software.amazon.awssdk.core.exception.AbortedException
 import io.kinesisspark.{BufferIndex, KinesisSourceOffset, KinesisSourceOptions, LogCapture, ShardPosition, SteppedClock}
 import io.kinesisspark.ShardPosition.{AfterRecord, AtTimestamp, Finished, TrimHorizon}
 import io.kinesisspark.aws.{ShardInfo, StreamSummary}
-import io.kinesisspark.fetch.{BlockRef, FakeKinesisApi, FetchedRange}
+import io.kinesisspark.aws.FakeKinesisApi
+import io.kinesisspark.blocks.{BlockRef, FetchedRange}
 
 /** Shard discovery and the book of starts, against an in-memory Kinesis and a clock that moves only when told. */
 class ShardDiscoverySuite extends AnyFunSuite {

@@ -13,9 +13,9 @@ import org.apache.spark.util.RpcUtils
  * How executors hand what they prefetched to the driver: a Spark RPC endpoint on the driver, one per prefetcher,
  * under a name of its own. Prefetch tasks only hand work to the executor's fetch service and return; the service
  * delivers each result here when its fetching is done, and says once a second which tickets it still holds (see
- * io.kinesisspark.fetch.FetchService). Spark-private API (RPC), hence this package.
+ * io.kinesisspark.executor.FetchService). Spark-private API (RPC), hence this package.
  *
- * Messages are JDK types (results travel as bytes, see io.kinesisspark.fetch.FetchDelivery): the driver's RPC layer
+ * Messages are JDK types (results travel as bytes, see io.kinesisspark.executor.FetchDelivery): the driver's RPC layer
  * deserializes messages with its own class loader, which cannot load the connector's classes when the jar came with
  * a Spark Connect session.
  *

@@ -1,0 +1,25 @@
+package io.kinesisspark.reader
+
+/**
+ * Limits on one shard's reads in one fetch round.
+ *
+ * @param maxRecordsPerFetch records asked for per GetRecords call (Kinesis allows up to 10,000)
+ * @param minFetchPeriodMs   least time between two GetRecords calls on one shard (Kinesis allows 5 calls/s)
+ * @param maxRoundMillis     a round ends after this long even if the shard has more (bounds batch latency)
+ * @param maxRoundBytes      a round ends after this many bytes (bounds what one task adds to the buffer)
+ * @param maxFetchRateBytesPerSec the shard's byte budget: after a response of n bytes, the next call waits
+ *                                n / rate seconds
+ */
+final case class FetchLimits(
+    maxRecordsPerFetch: Int,
+    minFetchPeriodMs: Long = FetchLimits.DefaultMinFetchPeriodMs,
+    maxRoundMillis: Long = FetchLimits.DefaultMaxRoundMillis,
+    maxRoundBytes: Long = FetchLimits.DefaultMaxRoundBytes,
+    maxFetchRateBytesPerSec: Double = Double.PositiveInfinity)
+
+object FetchLimits {
+  val DefaultMinFetchPeriodMs: Long = io.kinesisspark.KinesisSourceOptions.DefaultMinFetchPeriodMs
+  val DefaultMaxRoundMillis: Long = io.kinesisspark.KinesisSourceOptions.DefaultMaxFetchDurationMs
+  /** Caps one shard's share of a round, so a round adds a bounded amount to the buffer. */
+  val DefaultMaxRoundBytes: Long = 64L * 1024 * 1024
+}
