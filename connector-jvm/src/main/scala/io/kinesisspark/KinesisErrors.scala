@@ -71,7 +71,7 @@ private[kinesisspark] object KinesisErrors {
       "these credentials on the resource AWS named (docs/permissions.md lists the actions each way of reading and " +
       "writing needs).", cause)
 
-  /** Kinesis kept failing transiently (unreachable, timing out, 5xx) past the retry budget of [[fetch.TransientBackoff]]. */
+  /** Kinesis kept failing transiently (unreachable, timing out, 5xx) past the retry budget of [[reader.TransientBackoff]]. */
   def unavailable(call: String, attempts: Int, cause: Throwable): KinesisSparkException =
     new KinesisSparkException(s"$call failed $attempts times in a row, over about a minute of retries with back-off: " +
       s"Kinesis was unreachable or kept failing (last error: ${cause.getClass.getSimpleName}: ${cause.getMessage}). " +

@@ -16,7 +16,7 @@ import org.apache.spark.SparkEnv
  * }}}
  */
 object TestSettings {
-  /** Failures in a row a [[fetch.TransientBackoff]] allows (production: 8, about 36 to 72 s of retries). */
+  /** Failures in a row a [[reader.TransientBackoff]] allows (production: 8, about 36 to 72 s of retries). */
   val TransientMaxFailures = "spark.kinesisspark.test.transientMaxFailures"
   /** A stream's retention period in milliseconds, in place of the hours DescribeStreamSummary gives (at least 24
    * on AWS; the limits proxy plays retention in seconds). */
