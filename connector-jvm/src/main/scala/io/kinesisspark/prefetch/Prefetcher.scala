@@ -174,8 +174,10 @@ final class Prefetcher(
       notifyAll()
       (thread, lister)
     }
+    // First, as it takes no lock another thread holds for long: no round starts or takes a result after this, and
+    // the one being dispatched is cancelled (discovery's stop may wait for a listing or a round's apply to finish).
+    dispatcher.stop()
     discovery.stop() // before the lister's interrupt: the call it aborts is the stop's doing, not a failed listing
-    dispatcher.stop() // no round starts or takes a result after this; the one being dispatched is cancelled
     if (t != null) { t.interrupt(); t.join(StopWaitMillis) }
     if (l != null) { l.interrupt(); l.join(StopWaitMillis) }
     consumers.foreach(_.stop())
@@ -210,7 +212,11 @@ final class Prefetcher(
   }
 
   /** Keeps the first failure (of the round thread or the lister) for [[checkFailure]], and wakes its waiters. */
-  private def fail(e: Throwable): Unit = synchronized { if (failure.isEmpty) failure = Some(e); notifyAll() }
+  private def fail(e: Throwable): Unit = synchronized {
+    // A thread that fails as the stop ends its calls is not the query's failure.
+    if (failure.isEmpty && !stopped) failure = Some(e)
+    notifyAll()
+  }
 
   /** One round; returns whether any records (or shard ends) were fetched. */
   private def runRound(): Boolean = {
