@@ -34,8 +34,10 @@ final class ShardPoller(readers: Seq[ShardReader], clock: Clock, sleep: Long => 
     var open = readers.filterNot(_.ended)
     while (found.isEmpty && open.nonEmpty && clock.millis() < deadlineMillis) {
       val reader = open.minBy(_.readyAt)
-      val wait = math.min(reader.readyAt, deadlineMillis) - clock.millis()
-      if (wait > 0) sleep(wait)
+      // Compared before subtracting: a reader that never called is ready at Long.MinValue, and that less the clock
+      // would overflow into a wait of centuries.
+      val until = math.min(reader.readyAt, deadlineMillis)
+      if (until > clock.millis()) sleep(until - clock.millis())
       if (reader.readyAt < deadlineMillis && clock.millis() < deadlineMillis) {
         val batch = reader.next()
         if (batch.count > 0 || batch.ended) found = Some(reader -> batch)

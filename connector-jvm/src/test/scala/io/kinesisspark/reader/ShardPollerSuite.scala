@@ -30,6 +30,16 @@ class ShardPollerSuite extends AnyFunSuite {
     assert(idle.calls == 1 && clock.now == 0L) // no wait: shard-1 could call at once
   }
 
+  test("a reader that never called is polled at once, whatever the clock says (no overflow of its ready time)") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 2)
+    val clock = new SteppedClock
+    clock.now = 1764288000000L // 2025-11-28, as a system clock would say
+    val reader = polling(api, "shard-0", clock)
+    val found = new ShardPoller(Seq(reader), clock, clock.sleep).pollUntil(clock.now + 1000L)
+    assert(found.map(_._2.count).contains(2))
+    assert(clock.sleeps.isEmpty && clock.now == 1764288000000L)
+  }
+
   test("with nothing to read, waits until the deadline, keeping each shard's spacing, and returns nothing") {
     val api = new FakeKinesisApi(); empty(api, "shard-0"); empty(api, "shard-1")
     val clock = new SteppedClock
