@@ -61,18 +61,22 @@ def test_a_query_resuming_after_expired_records(fail_on_data_loss, kinesis, stre
 # says (24 hours at the least on AWS; here the limits proxy's retention_s plays it in seconds).
 RETENTION_CONF = "spark.kinesisspark.test.retentionMs"
 RETENTION_S = 20
+EXPIRED_RECORDS = 250
 
 
 @pytest.mark.parametrize("fail_on_data_loss", [True, False], ids=["failOnDataLoss", "no-failOnDataLoss"])
 def test_retention_overtaking_a_running_query(fail_on_data_loss, kinesis, stream, spark, proxy, cluster_job, tmp_path):
     """A running query lags (every GetRecords call takes 1 s and returns 4 records) when retention (20 s, played by
-    the proxy) takes records it has not read, past the one its reader's iterator points at. With
+    the proxy) takes every record it has not read, past the one its reader's iterator points at, so nothing is
+    left after the record it read last until new records come: its last response (full) said records followed. With
     ``failOnDataLoss`` it fails naming the stream and the shard; without it, it counts one loss and delivers, once
     each, the expired records it had read (the first ones) and every record put after. Reproduced before the fix:
     the reader went on with the iterator it held, from the oldest record left, and the loss went unreported either
     way."""
     name = stream(1)
-    expired = kinesis.put_records(name, numbered(100, prefix="expired"))
+    # More than the query reads before retention takes them (4 a second) even when a slow machine starts it 30 s
+    # after the put; and few enough that, once caught up, it passes the gap they leave in about 20 s.
+    expired = kinesis.put_records(name, numbered(EXPIRED_RECORDS, prefix="expired"))
     put_at = time.monotonic()
     account = proxy(delays_s={"GetRecords": 1.0})
     options = source_options(account.endpoint, name, maxRecordsPerFetch="4",
@@ -81,8 +85,16 @@ def test_retention_overtaking_a_running_query(fail_on_data_loss, kinesis, stream
     job = cluster_job(root, options, conf={RETENTION_CONF: str(RETENTION_S * 1000)}).start()
     job.wait_progress(lambda p: p["numInputRows"] > 0)
     time.sleep(max(0.0, put_at + RETENTION_S + 1 - time.monotonic()))
-    account.set_limits(retention_s=RETENTION_S)  # every expired record is older than that: gone from now on
+    # Retention takes every expired record, all older than RETENTION_S now. A fixed horizon: a moving one would take
+    # the records put next too, before the query reads its way past the gap.
+    account.set_limits(trim_horizon_ms=time.time() * 1000)
     read_in_time = sum(p["numInputRows"] for p in job.progress())
+    # The reader's next call finds its last record gone and nothing after it (the records put next come only once
+    # it has: before the fix, that went by as "nothing left to lose").
+    deadline = time.monotonic() + 30
+    while account.operation_stats("GetRecords")["trimmed_records"] == 0:
+        assert time.monotonic() < deadline, "the reader made no call since the trim"
+        time.sleep(0.1)
     account.set_limits(delays_s={})  # the query catches up
     kept = kinesis.put_records(name, numbered(25, prefix="kept"))
     if fail_on_data_loss:
@@ -101,4 +113,3 @@ def test_retention_overtaking_a_running_query(fail_on_data_loss, kinesis, stream
     assert_delivered_exactly([r for r in records if r.data.startswith(b"kept")], kept, name)
     losses = [int(p["sources"][0]["metrics"]["dataLossEvents"]) for p in job.progress()]
     assert max(losses) == 1, losses
-    assert account.operation_stats("GetRecords")["trimmed_records"] > 0, "the proxy trimmed nothing"

@@ -20,13 +20,14 @@ import io.kinesisspark.aws.FetchedRecord
  * sequence number is replaced by one at TRIM_HORIZON, judged the same way (records up to the position are skipped
  * as read, whatever the iterator).
  *
- * An empty response at the shard's tip means nothing from the record on is left: it is gone, but whether records
- * came after it is unknowable (a stream idle for longer than its retention looks the same), so that case is
- * [[Outcome.GoneNothingLeft]], logged without counting a loss.
+ * An empty response at the shard's tip means nothing from the record on is left: it is gone. Whether records came
+ * after it is what the reader knew when it asked: a reader whose last response said more followed (it was full, or
+ * behind the tip) has lost them, and that is reported; otherwise it is unknowable (a stream idle for longer than
+ * its retention looks the same), so that case is [[Outcome.GoneNothingLeft]], logged without counting a loss.
  *
  * {{{
  *   val check = new ResumeCheck("clicks", "shardId-000000000000", DataLossPolicy(failOnDataLoss = true))
- *   val it = api.shardIterator(stream, shardId, check.iteratorPosition(position))
+ *   val it = api.shardIterator(stream, shardId, check.iteratorPosition(position, recordsFollowed = false))
  *   val response = api.getRecords(stream, it, limit)
  *   check.lossReported(response.records, atTip = response.millisBehindLatest == 0L, position)  // fails after trimming
  * }}}
@@ -37,17 +38,20 @@ final class ResumeCheck(stream: String, shardId: String, dataLoss: DataLossPolic
   import ResumeCheck._
 
   private var expected: Option[AfterRecord] = None
+  private var followed = false
 
   /** Whether the next records returned are still to be judged. */
   def pending: Boolean = expected.isDefined
 
   /**
    * The position to ask Kinesis for when reading on from `position`: AT the record it is after (checked from then
-   * on), or `position` itself when nothing was read yet.
+   * on), or `position` itself when nothing was read yet. `recordsFollowed`: the reader's last response said records
+   * came after `position` (it was full, or behind the tip), so finding nothing left from the record on is a loss.
    */
-  def iteratorPosition(position: ShardPosition): ShardPosition = position match {
+  def iteratorPosition(position: ShardPosition, recordsFollowed: Boolean): ShardPosition = position match {
     case p: AfterRecord =>
       expected = Some(p)
+      followed = recordsFollowed
       ShardPosition.atRecord(p.sequenceNumber)
     case other =>
       expected = None
@@ -66,11 +70,11 @@ final class ResumeCheck(stream: String, shardId: String, dataLoss: DataLossPolic
     if (judged.isEmpty) false
     else judge(records, atTip) match {
       case Outcome.Gone(firstLeft) =>
-        // Judged again if this fails in passing (the caller reads the same response again): never lost unreported.
-        try beforeLoss() catch { case e: Throwable => expected = judged; throw e }
-        dataLoss.report(stream, shardId, s"the record at $position, where reading resumes, is no longer in the " +
-          s"shard (the oldest record left after it is $firstLeft); records between them expired unread")
-        true
+        report(judged, s"the record at $position, where reading resumes, is no longer in the shard (the oldest " +
+          s"record left after it is $firstLeft); records between them expired unread")
+      case Outcome.GoneNothingLeft if followed =>
+        report(judged, s"the record at $position, where reading resumes, is no longer in the shard and nothing " +
+          "after it is left, though records followed it when it was last read; they expired unread")
       case Outcome.GoneNothingLeft =>
         log.warn(s"The record at $position of stream '$stream', $shardId, where reading resumes, is no longer in " +
           "the shard and nothing after it is left (retention trimmed it). If records were put after it while the " +
@@ -78,6 +82,13 @@ final class ResumeCheck(stream: String, shardId: String, dataLoss: DataLossPolic
         false
       case _ => false
     }
+  }
+
+  private def report(judged: Option[AfterRecord], what: String): Boolean = {
+    // Judged again if this fails in passing (the caller reads the same response again): never lost unreported.
+    try beforeLoss() catch { case e: Throwable => expected = judged; throw e }
+    dataLoss.report(stream, shardId, what)
+    true
   }
 
   /** Judges the first response after [[iteratorPosition]]; [[Outcome.Unknown]] while nothing has been returned. */

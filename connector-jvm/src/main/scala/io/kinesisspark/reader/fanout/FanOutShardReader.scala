@@ -54,7 +54,7 @@ final class FanOutShardReader(
   require(start != Finished, s"shard $shardId is finished")
 
   private val resumeCheck = new ResumeCheck(stream, shardId, dataLoss)
-  private var subscription = subscribe(resumeCheck.iteratorPosition(start))
+  private var subscription = subscribe(resumeCheck.iteratorPosition(start, recordsFollowed = false))
   private var restartedFromOldest = false
   private var _position: ShardPosition = start
   private var _ended = false
@@ -160,7 +160,7 @@ final class FanOutShardReader(
     restartedFromOldest = true
     subscription.close()
     earlierSubscriptions += subscription.subscriptionsAccepted
-    resumeCheck.iteratorPosition(_position)
+    resumeCheck.iteratorPosition(_position, recordsFollowed = lag.exists(_ > 0L))
     subscription = subscribe(resumeCheck.refused())
     ShardReadBatch.Throttled
   }

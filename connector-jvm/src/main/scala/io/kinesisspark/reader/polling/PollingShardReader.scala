@@ -77,6 +77,9 @@ final class PollingShardReader(
   // edge found that record gone with nothing after it (nothing then to check until a record is read).
   private var lastArrival = Long.MinValue
   private var goneAtEdge = false
+  // Whether the last response said records follow the position (it was full, or behind the tip): a record found
+  // gone with nothing after it then means those records expired unread (see ResumeCheck).
+  private var recordsFollow = false
   private val deaggregator = new Deaggregator(stream, shardId, hashKeyRange, clock)
   private val resumeCheck = new ResumeCheck(stream, shardId, dataLoss, beforeLoss = () =>
     if (streamCreatedMillis.exists(_ != api.describeStream(stream).createdMillis)) {
@@ -167,6 +170,7 @@ final class PollingShardReader(
       // Caught up: the shard ended, or a response that did not fill the request came with no lag. A full
       // response says nothing: MillisBehindLatest can be 0 while more records from the same put follow.
       val caughtUp = _ended || (result.millisBehindLatest == 0L && result.records.size < asked)
+      recordsFollow = !caughtUp
       ShardReadBatch(written, result.millisBehindLatest, _ended, bytes, caughtUp)
     } catch {
       case e: StreamNotFoundException =>
@@ -246,7 +250,7 @@ final class PollingShardReader(
 
   private def currentIterator(): String = iterator.getOrElse {
     val it =
-      try api.shardIterator(stream, shardId, resumeCheck.iteratorPosition(_position))
+      try api.shardIterator(stream, shardId, resumeCheck.iteratorPosition(_position, recordsFollow))
       catch {
         case e: PositionUnavailableException if streamCreatedMillis.exists(_ != api.describeStream(stream).createdMillis) =>
           throw new StreamRecreatedException(s"the stream was deleted and created again while the shard was read " +

@@ -211,7 +211,7 @@ class PollingShardReaderSuite extends AnyFunSuite {
       describes += 1
       if (describes == 1) throw new RuntimeException("Rate exceeded")
     })
-    check.iteratorPosition(AfterRecord("120"))
+    check.iteratorPosition(AfterRecord("120"), recordsFollowed = false)
     val response = api.getRecords("s", api.shardIterator("s", "shard-0", atRecord("120")), 100)
     intercept[RuntimeException](check.lossReported(response.records, atTip = true, AfterRecord("120")))
     val e = intercept[io.kinesisspark.KinesisSparkException](
@@ -265,12 +265,35 @@ class PollingShardReaderSuite extends AnyFunSuite {
     clock.now = 2000L
     val r = edgeReader(api, clock, failOnDataLoss = true)
     assert(r.next().records.size == 4)
+    assert(r.next().caughtUp, "an idle shard: its reader has seen the tip since its last record")
     clock.now = 1003L + 61000L
     api.trimmedBefore("shard-0") = 4 // everything expired: an idle shard past its retention period
     assert(r.next().records.isEmpty && r.dataLossEvents == 0 && api.iteratorCalls == 2)
     assert(r.next().records.isEmpty && api.iteratorCalls == 2, "judged once, not at every call")
     api.add("shard-0", 1, arrivalMillis = clock.now)
     assert(r.next().records.map(_.sequenceNumber) == Seq("140") && r.dataLossEvents == 0)
+  }
+
+  test("at the retention edge, records that followed the last one read and expired with it are a loss") {
+    // The query lags: its last response was full (records followed), then retention takes the last record read and
+    // everything after it before the next call. Nothing is left to point at the gap, yet records were lost.
+    for (failOnDataLoss <- Seq(true, false)) {
+      val api = new FakeKinesisApi(); api.add("shard-0", 10)
+      val clock = new SteppedClock
+      clock.now = 2000L
+      val r = edgeReader(api, clock, failOnDataLoss)
+      assert(r.next().records.size == 4 && !r.next().caughtUp)
+      clock.now = 1007L + 61000L
+      api.trimmedBefore("shard-0") = 10
+      if (failOnDataLoss) {
+        val e = intercept[io.kinesisspark.KinesisSparkException](r.next())
+        assert(e.getMessage.contains("failOnDataLoss") && e.getMessage.contains("expired unread"), e.getMessage)
+      } else {
+        assert(r.next().records.isEmpty && r.dataLossEvents == 1)
+        api.add("shard-0", 2, arrivalMillis = clock.now)
+        assert(r.next().records.map(_.sequenceNumber) == Seq("200", "210") && r.dataLossEvents == 1)
+      }
+    }
   }
 
   test("a stream created again is not read on from the old stream's position") {
