@@ -11,8 +11,8 @@ import re
 from collections.abc import Callable, Mapping
 
 from . import _option_keys as keys
+from ._error_types import conflicting_options, invalid_option, option_requires_other
 from ._values import check_boolean, check_duration, check_region, check_url, java_trim
-from .errors import conflicting_options, invalid_option, option_requires_other
 
 __all__ = ["VALUE_CHECKS", "check_connection"]
 

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from ._error_types import DataSourceNotFoundError, KinesisSparkError, SparkConnectError
 from ._options_builder import OptionsBuilder
-from .errors import DataSourceNotFoundError, KinesisSparkError, SparkConnectError, translate
+from ._translate import translate
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

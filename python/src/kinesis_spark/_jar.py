@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _option_keys as keys
 from . import _spark_lines, _versions
-from .errors import JarNotFoundError, PySparkNotFoundError, SessionWithoutJarError, SparkConnectError
+from ._error_types import JarNotFoundError, PySparkNotFoundError, SessionWithoutJarError, SparkConnectError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

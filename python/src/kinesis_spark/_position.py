@@ -9,8 +9,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from . import _option_keys as keys
+from ._error_types import invalid_option
 from ._values import java_trim
-from .errors import invalid_option
 
 __all__ = ["InitialPosition", "check_initial_position"]
 

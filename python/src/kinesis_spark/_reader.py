@@ -11,6 +11,7 @@ from ._consumer_mode import ConsumerMode
 from ._options_builder import OptionsBuilder, OptionValue
 from ._position import InitialPosition
 from ._source_options import VALUE_CHECKS, check_source
+from ._translate import translate_errors
 from ._values import (
     render_boolean,
     render_bytes,
@@ -19,7 +20,6 @@ from ._values import (
     render_long,
     render_text,
 )
-from .errors import translate_errors
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from . import _option_keys as keys
 from ._connection_options import VALUE_CHECKS as CONNECTION_CHECKS
 from ._connection_options import check_connection
+from ._error_types import invalid_option, missing_option
 from ._position import check_initial_position
 from ._values import (
     INT_MAX,
@@ -27,7 +28,6 @@ from ._values import (
     check_region,
     java_trim,
 )
-from .errors import invalid_option, missing_option
 
 __all__ = ["VALUE_CHECKS", "StreamRef", "check_source", "parse_streams"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .errors import UnsupportedSparkVersionError
+from ._error_types import UnsupportedSparkVersionError
 
 __all__ = ["SparkLine", "line_for", "spark_lines"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from .errors import invalid_option
+from ._error_types import invalid_option
 
 __all__ = [
     "INT_MAX",

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from . import _option_keys as keys
 from ._connection_options import check_connection
 from ._options_builder import OptionsBuilder
+from ._translate import translate_errors
 from ._values import render_text
-from .errors import translate_errors
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, DataFrameWriter

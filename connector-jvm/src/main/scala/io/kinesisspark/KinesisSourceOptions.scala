@@ -2,12 +2,10 @@ package io.kinesisspark
 
 import java.util.Locale
 
-import scala.util.Try
-
-import org.apache.spark.network.util.JavaUtils
-
 import io.kinesisspark.aws.{AwsConnection, ConnectionOptions}
 import io.kinesisspark.efo.EfoOptions
+import io.kinesisspark.options.OptionValues._
+import io.kinesisspark.options.StreamNames
 import io.kinesisspark.reader.FetchLimits
 
 /**
@@ -71,10 +69,8 @@ object KinesisSourceOptions {
   /** GetRecords returns at most 10,000 records per call. */
   val MaxRecordsPerFetchLimit = 10000
 
-  // Defaults: those of the Databricks connector.
+  // Defaults: those of the Databricks connector (minFetchPeriod's and maxFetchDuration's are FetchLimits').
   val DefaultMaxRecordsPerFetch = 10000
-  val DefaultMinFetchPeriodMs = 400L
-  val DefaultMaxFetchDurationMs = 10000L
   val DefaultFetchBufferSizeBytes: Long = 20L << 30
   val DefaultShardsPerTask = 5
   val DefaultShardFetchIntervalMs = 1000L
@@ -89,7 +85,7 @@ object KinesisSourceOptions {
     val opts = options.map { case (k, v) => k.toLowerCase(Locale.ROOT) -> v }
     def get(key: String): Option[String] = opts.get(key.toLowerCase(Locale.ROOT)).filter(_ != null)
 
-    val streamRefs = get(StreamName).map(v => parseStreams(v)).getOrElse(Nil)
+    val streamRefs = get(StreamName).map(StreamNames.parse).getOrElse(Nil)
     val streams = streamRefs.map(_.name)
     if (streams.isEmpty) throw KinesisErrors.missingOption(StreamName, "a Kinesis stream name, or a comma-separated list")
     if (streams.distinct.size != streams.size) {
@@ -117,9 +113,9 @@ object KinesisSourceOptions {
       maxFetchRateBytesPerSec = MiB * get(MaxFetchRate).map(parseDouble(MaxFetchRate, _, 0.0, MaxFetchRateMBs))
         .getOrElse(DefaultMaxFetchRateMBs),
       minFetchPeriodMs = get(MinFetchPeriod).map(parseDuration(MinFetchPeriod, _, MinFetchPeriodMs))
-        .getOrElse(DefaultMinFetchPeriodMs),
+        .getOrElse(FetchLimits.DefaultMinFetchPeriodMs),
       maxFetchDurationMs = get(MaxFetchDuration).map(parseDuration(MaxFetchDuration, _, 1L))
-        .getOrElse(DefaultMaxFetchDurationMs),
+        .getOrElse(FetchLimits.DefaultMaxRoundMillis),
       fetchBufferSizeBytes = get(FetchBufferSize).map(parseBytes(FetchBufferSize, _)).getOrElse(DefaultFetchBufferSizeBytes),
       shardsPerTask = get(ShardsPerTask).map(parseInt(ShardsPerTask, _, 1, Int.MaxValue)).getOrElse(DefaultShardsPerTask),
       shardFetchIntervalMs = get(ShardFetchInterval).map(parseDuration(ShardFetchInterval, _, 1L))
@@ -137,64 +133,4 @@ object KinesisSourceOptions {
       recordSchema = KinesisRecordSchema(RecordLayout.Databricks,
         subSequenceNumber = get(IncludeSubSequenceNumber).exists(parseBoolean(IncludeSubSequenceNumber, _))))
   }
-
-  private val StreamNamePattern = "[a-zA-Z0-9_.-]{1,128}".r
-  private val StreamArnPattern = "arn:(aws[a-z-]*):kinesis:([a-z]{2}(?:-[a-z]+)+-[0-9]+):([0-9]{12}):stream/([a-zA-Z0-9_.-]{1,128})".r
-
-  private[kinesisspark] final case class StreamArn(arn: String, region: String)
-  private[kinesisspark] final case class StreamRef(name: String, arn: Option[StreamArn])
-
-  /** Whether `name` is a valid Kinesis stream name (not an ARN). */
-  private[kinesisspark] def isStreamName(name: String): Boolean = StreamNamePattern.pattern.matcher(name).matches()
-
-  /** A comma-separated list of stream names and stream ARNs. */
-  private[kinesisspark] def parseStreams(value: String): Seq[StreamRef] =
-    value.split(",").map(_.trim).toSeq.map {
-      case arn @ StreamArnPattern(_, region, _, name) => StreamRef(name, Some(StreamArn(arn, region)))
-      case name if StreamNamePattern.pattern.matcher(name).matches() => StreamRef(name, None)
-      case _ => throw KinesisErrors.invalidOption(StreamName, value,
-        "comma-separated stream names (1-128 characters from a-z, A-Z, 0-9, '_', '-' and '.') or stream ARNs " +
-          "('arn:aws:kinesis:<region>:<account>:stream/<name>')")
-    }
-  private[kinesisspark] def parseInt(option: String, value: String, min: Int, max: Int): Int =
-    parseLong(option, value, min.toLong, max.toLong).toInt
-
-  private[kinesisspark] def parseLong(option: String, value: String, min: Long, max: Long): Long = {
-    val accepted = if (max == Long.MaxValue || max == Int.MaxValue) s"an integer of at least $min" else s"an integer from $min to $max"
-    val n = Try(value.trim.replace(",", "").replace("_", "").toLong)
-      .getOrElse(throw KinesisErrors.invalidOption(option, value, accepted))
-    if (n < min || n > max) throw KinesisErrors.invalidOption(option, value, accepted)
-    n
-  }
-
-  /** A decimal in (`exclusiveMin`, `max`]. */
-  private def parseDouble(option: String, value: String, exclusiveMin: Double, max: Double): Double = {
-    val accepted = s"a decimal number greater than $exclusiveMin and at most $max"
-    val n = Try(value.trim.toDouble).filter(d => !d.isNaN).getOrElse(throw KinesisErrors.invalidOption(option, value, accepted))
-    if (n <= exclusiveMin || n > max) throw KinesisErrors.invalidOption(option, value, accepted)
-    n
-  }
-
-  /** A duration string as Spark accepts it ("210ms", "1s", "2m", "1h"); a bare number means milliseconds. */
-  private[kinesisspark] def parseDuration(option: String, value: String, minMs: Long): Long = {
-    val accepted = s"a duration such as '${math.max(minMs, 1)}ms', '1s' or '2m', of at least ${minMs}ms"
-    val ms = Try(JavaUtils.timeStringAsMs(value.trim)).getOrElse(throw KinesisErrors.invalidOption(option, value, accepted))
-    if (ms < minMs) throw KinesisErrors.invalidOption(option, value, accepted)
-    ms
-  }
-
-  /** A byte size as Spark accepts it ("10mb", "2gb", "512k"); a bare number means bytes. */
-  private[kinesisspark] def parseBytes(option: String, value: String): Long = {
-    val accepted = "a positive byte size such as '10mb' or '2gb'"
-    val bytes = Try(JavaUtils.byteStringAsBytes(value.trim)).getOrElse(throw KinesisErrors.invalidOption(option, value, accepted))
-    if (bytes <= 0) throw KinesisErrors.invalidOption(option, value, accepted)
-    bytes
-  }
-
-  private[kinesisspark] def parseBoolean(option: String, value: String): Boolean =
-    value.trim.toLowerCase(Locale.ROOT) match {
-      case "true"  => true
-      case "false" => false
-      case _       => throw KinesisErrors.invalidOption(option, value, "'true' or 'false'")
-    }
 }

@@ -11,7 +11,7 @@ import software.amazon.awssdk.regions.providers.DefaultAwsRegionProviderChain
 
 import io.kinesisspark.KinesisErrors
 import io.kinesisspark.KinesisOptionKeys._
-import io.kinesisspark.KinesisSourceOptions.{parseBoolean, parseDuration}
+import io.kinesisspark.options.OptionValues.{parseBoolean, parseDuration}
 
 /**
  * Parses the options every part of the connector that talks to AWS shares (source, sink, consumer manager) into

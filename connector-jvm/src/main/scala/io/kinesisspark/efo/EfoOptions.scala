@@ -4,7 +4,7 @@ import org.slf4j.LoggerFactory
 
 import io.kinesisspark.KinesisErrors
 import io.kinesisspark.KinesisOptionKeys._
-import io.kinesisspark.KinesisSourceOptions.{parseBoolean, parseDuration, parseInt}
+import io.kinesisspark.options.OptionValues.{parseBoolean, parseDuration, parseInt}
 
 /**
  * The enhanced fan-out options of a query with `consumerMode` = `efo`, parsed once with the other source options.

@@ -22,7 +22,7 @@ import com.google.protobuf.{CodedInputStream, InvalidProtocolBufferException, Wi
  * `records` is its sub-sequence number. Tags are read past and never written.
  *
  * {{{
- *   val bytes = KplAggregate.encode(Seq(UserRecord("a", None, "1".getBytes), UserRecord("b", None, "2".getBytes)))
+ *   val bytes = KplAggregateBuilder.encode(Seq(UserRecord("a", None, "1".getBytes), UserRecord("b", None, "2".getBytes)))
  *   KplAggregate.decode(bytes)                 // Aggregated(Vector(UserRecord("a", ...), UserRecord("b", ...)))
  *   KplAggregate.decode("plain".getBytes)      // NotAggregated
  * }}}
@@ -69,13 +69,6 @@ object KplAggregate {
         try parse(CodedInputStream.newInstance(bytes, Magic.length, messageLength))
         catch { case e: InvalidProtocolBufferException => KplDecoded.Corrupt(s"malformed protobuf: ${e.getMessage}") }
     }
-
-  /** One aggregate holding `records` in order (see [[KplAggregateBuilder]] to build one within a size limit). */
-  def encode(records: Seq[UserRecord]): Array[Byte] = {
-    val builder = new KplAggregateBuilder
-    records.foreach(builder.add)
-    builder.build()
-  }
 
   private[kpl] def md5(bytes: Array[Byte], offset: Int, length: Int): Array[Byte] = {
     val digest = MessageDigest.getInstance("MD5")

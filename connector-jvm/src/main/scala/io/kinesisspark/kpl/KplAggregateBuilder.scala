@@ -102,3 +102,12 @@ final class KplAggregateBuilder {
 
   private val NoHashKey = -1
 }
+
+object KplAggregateBuilder {
+  /** One aggregate holding `records` in order, whatever its size. */
+  def encode(records: Seq[UserRecord]): Array[Byte] = {
+    val builder = new KplAggregateBuilder
+    records.foreach(builder.add)
+    builder.build()
+  }
+}

@@ -18,8 +18,10 @@ final case class FetchLimits(
     maxFetchRateBytesPerSec: Double = Double.PositiveInfinity)
 
 object FetchLimits {
-  val DefaultMinFetchPeriodMs: Long = io.kinesisspark.KinesisSourceOptions.DefaultMinFetchPeriodMs
-  val DefaultMaxRoundMillis: Long = io.kinesisspark.KinesisSourceOptions.DefaultMaxFetchDurationMs
+  /** Option `minFetchPeriod`'s default, the Databricks connector's. */
+  val DefaultMinFetchPeriodMs: Long = 400L
+  /** Option `maxFetchDuration`'s default, the Databricks connector's. */
+  val DefaultMaxRoundMillis: Long = 10000L
   /** Caps one shard's share of a round, so a round adds a bounded amount to the buffer. */
   val DefaultMaxRoundBytes: Long = 64L * 1024 * 1024
 }

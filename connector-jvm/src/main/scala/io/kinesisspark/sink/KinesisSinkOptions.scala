@@ -2,9 +2,10 @@ package io.kinesisspark.sink
 
 import java.util.Locale
 
-import io.kinesisspark.{KinesisErrors, KinesisSourceOptions}
+import io.kinesisspark.KinesisErrors
 import io.kinesisspark.{KinesisOptionKeys => Keys}
 import io.kinesisspark.aws.{AwsConnection, ConnectionOptions}
+import io.kinesisspark.options.{OptionValues, StreamNames}
 
 /**
  * The sink's options, parsed once and validated when the write is set up (`start()` / `save()`), so a bad option
@@ -74,7 +75,7 @@ object KinesisSinkOptions {
     def get(key: String): Option[String] = opts.get(key.toLowerCase(Locale.ROOT)).filter(_ != null)
 
     val streamRef = get(Keys.StreamName).map { value =>
-      KinesisSourceOptions.parseStreams(value) match {
+      StreamNames.parse(value) match {
         case Seq(one) => one
         case _ => throw KinesisErrors.invalidOption(Keys.StreamName, value, "one stream name or stream ARN (the sink " +
           "writes each row to one stream: route rows to several with a 'streamName' column)")
@@ -85,36 +86,36 @@ object KinesisSinkOptions {
       throw KinesisErrors.invalidOption(Keys.StreamName, get(Keys.StreamName).get,
         s"a stream ARN in the region the sink connects to (${connection.region}), like the option 'region'")
     }
-    val aggregation = get(Keys.Aggregation).map(KinesisSourceOptions.parseBoolean(Keys.Aggregation, _)).getOrElse(flavour.defaultAggregation)
+    val aggregation = get(Keys.Aggregation).map(OptionValues.parseBoolean(Keys.Aggregation, _)).getOrElse(flavour.defaultAggregation)
     KinesisSinkOptions(
       stream = streamRef.map(_.name),
       connection = connection.copy(streamArns = streamRef.flatMap(r => r.arn.map(a => r.name -> a.arn)).toMap),
       partitionKeyFallback = get(Keys.PartitionKeyFallback).map(parseFallback).getOrElse(PartitionKeyFallback.Fail),
       maxInflightRequests = get(Keys.MaxInflightRequests)
-        .map(KinesisSourceOptions.parseInt(Keys.MaxInflightRequests, _, 1, MaxInflightRequestsLimit))
+        .map(OptionValues.parseInt(Keys.MaxInflightRequests, _, 1, MaxInflightRequestsLimit))
         .getOrElse(DefaultMaxInflightRequests),
-      maxPutRetries = get(Keys.MaxPutRetries).map(KinesisSourceOptions.parseInt(Keys.MaxPutRetries, _, 0, 1000))
+      maxPutRetries = get(Keys.MaxPutRetries).map(OptionValues.parseInt(Keys.MaxPutRetries, _, 0, 1000))
         .getOrElse(DefaultMaxPutRetries),
       aggregation = aggregation,
       aggregationMaxBytes = get(Keys.AggregationMaxBytes)
-        .map(KinesisSourceOptions.parseInt(Keys.AggregationMaxBytes, _, MinAggregationMaxBytes, PutRecordsLimits.MaxRecordBytes))
+        .map(OptionValues.parseInt(Keys.AggregationMaxBytes, _, MinAggregationMaxBytes, PutRecordsLimits.MaxRecordBytes))
         .getOrElse(DefaultAggregationMaxBytes),
-      preserveKeyOrder = get(Keys.PreserveKeyOrder).exists(KinesisSourceOptions.parseBoolean(Keys.PreserveKeyOrder, _)),
+      preserveKeyOrder = get(Keys.PreserveKeyOrder).exists(OptionValues.parseBoolean(Keys.PreserveKeyOrder, _)),
       streamNameColumn = flavour.routesByStreamNameColumn,
       pacing = parsePacing(get))
   }
 
   private def parsePacing(get: String => Option[String]): Option[ShardWriteLimits] = {
     val records = get(Keys.MaxRecordsPerShardPerSecond)
-      .map(KinesisSourceOptions.parseInt(Keys.MaxRecordsPerShardPerSecond, _, 1, MaxShardRecordsPerSecond))
+      .map(OptionValues.parseInt(Keys.MaxRecordsPerShardPerSecond, _, 1, MaxShardRecordsPerSecond))
     val bytes = get(Keys.MaxBytesPerShardPerSecond).map { value =>
-      val n = KinesisSourceOptions.parseBytes(Keys.MaxBytesPerShardPerSecond, value)
+      val n = OptionValues.parseBytes(Keys.MaxBytesPerShardPerSecond, value)
       // A paced shard must take its largest record (1 MiB with its key) within a few seconds.
       if (n < MinAggregationMaxBytes) throw KinesisErrors.invalidOption(Keys.MaxBytesPerShardPerSecond, value,
         s"a byte size of at least $MinAggregationMaxBytes bytes such as '1mb' or '524288'")
       n
     }
-    val on = get(Keys.Pacing).forall(KinesisSourceOptions.parseBoolean(Keys.Pacing, _))
+    val on = get(Keys.Pacing).forall(OptionValues.parseBoolean(Keys.Pacing, _))
     if (!on) {
       records.map(_ => Keys.MaxRecordsPerShardPerSecond).orElse(bytes.map(_ => Keys.MaxBytesPerShardPerSecond))
         .foreach { option =>

@@ -4,8 +4,9 @@ import java.nio.charset.StandardCharsets
 
 import org.apache.spark.sql.catalyst.InternalRow
 
-import io.kinesisspark.{KinesisErrors, KinesisSourceOptions}
+import io.kinesisspark.KinesisErrors
 import io.kinesisspark.kpl.UserRecord
+import io.kinesisspark.options.StreamNames
 
 /**
  * Turns each row into the record it stands for and its stream, refusing rows that no retry could ever write: no
@@ -29,7 +30,7 @@ final class RowConverter(columns: SinkColumns, options: KinesisSinkOptions, part
     rowNumber += 1
     val stream = columns.streamName.filterNot(row.isNullAt).map(i => row.getUTF8String(i).toString) match {
       case Some(name) =>
-        if (!KinesisSourceOptions.isStreamName(name)) {
+        if (!StreamNames.isStreamName(name)) {
           throw KinesisErrors.unwritableRow(describe, name, "column 'streamName' must hold a stream name of 1 to 128 " +
             "characters from a-z, A-Z, 0-9, '_', '-' and '.'")
         }

@@ -53,7 +53,7 @@ class KplAggregateSuite extends AnyFunSuite {
   }
 
   test("encodes that aggregate to exactly the same bytes") {
-    assert(KplAggregate.encode(Seq(UserRecord("a", None, "hi".getBytes(UTF_8)))).sameElements(frame(oneRecordMessage)))
+    assert(KplAggregateBuilder.encode(Seq(UserRecord("a", None, "hi".getBytes(UTF_8)))).sameElements(frame(oneRecordMessage)))
   }
 
   test("decodes shared keys, explicit hash keys and tags, with records written before the tables") {
@@ -83,7 +83,7 @@ class KplAggregateSuite extends AnyFunSuite {
       UserRecord("k", Some("0"), Array[Byte](0, -1, 127, -128)),
       UserRecord("ключ-🔑", Some("340282366920938463463374607431768211455"), "x".getBytes(UTF_8)),
       UserRecord("日本", Some("0"), "y".getBytes(UTF_8)))
-    KplAggregate.decode(KplAggregate.encode(input)) match {
+    KplAggregate.decode(KplAggregateBuilder.encode(input)) match {
       case Aggregated(out) =>
         assert(out.map(r => (r.partitionKey, r.explicitHashKey)) == input.map(r => (r.partitionKey, r.explicitHashKey)))
         assert(out.map(_.data.toSeq) == input.map(_.data.toSeq))

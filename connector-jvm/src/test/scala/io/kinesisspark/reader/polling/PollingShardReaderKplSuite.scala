@@ -7,7 +7,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import io.kinesisspark.DataLossPolicy
 import io.kinesisspark.ShardPosition._
 import io.kinesisspark.aws.HashKeyRange
-import io.kinesisspark.kpl.{KplAggregate, UserRecord}
+import io.kinesisspark.kpl.{KplAggregateBuilder, UserRecord}
 import io.kinesisspark.aws.FakeKinesisApi
 import io.kinesisspark.blocks.KinesisRecord
 import io.kinesisspark.executor.ShardRangeIterator
@@ -36,9 +36,9 @@ class PollingShardReaderKplSuite extends AnyFunSuite {
   private def mixedShard(): (FakeKinesisApi, Seq[(String, String, String, Option[Long])]) = {
     val api = new FakeKinesisApi()
     val s1 = api.put("shard-0", "plain-a", "plain a".getBytes(UTF_8))
-    val s2 = api.put("shard-0", "outer-1", KplAggregate.encode(users("agg1", 5)))
+    val s2 = api.put("shard-0", "outer-1", KplAggregateBuilder.encode(users("agg1", 5)))
     val s3 = api.put("shard-0", "plain-b", "plain b".getBytes(UTF_8))
-    val s4 = api.put("shard-0", "outer-2", KplAggregate.encode(users("agg2", 3)))
+    val s4 = api.put("shard-0", "outer-2", KplAggregateBuilder.encode(users("agg2", 3)))
     val expected = Seq(("plain-a", "plain a", s1, None)) ++
       (0 until 5).map(i => (s"agg1-key-$i", s"agg1-$i", s2, Some(i.toLong))) ++
       Seq(("plain-b", "plain b", s3, None)) ++
@@ -68,7 +68,7 @@ class PollingShardReaderKplSuite extends AnyFunSuite {
 
   test("a batch boundary inside an aggregate: each user record once across the two readers") {
     val api = new FakeKinesisApi()
-    val seq = api.put("shard-0", "outer", KplAggregate.encode(users("a", 10)))
+    val seq = api.put("shard-0", "outer", KplAggregateBuilder.encode(users("a", 10)))
     // The first batch ended after user record 3 of the aggregate; the next starts at its sequence number.
     val second = readAll(new PollingShardReader(api, "s", "shard-0", AfterRecord(seq, Some(3L)), limits))
     assert(second.map(view) == (4 until 10).map(i => (s"a-key-$i", s"a-$i", seq, Some(i.toLong))))
@@ -76,7 +76,7 @@ class PollingShardReaderKplSuite extends AnyFunSuite {
 
   test("an iterator that expires after an aggregate is renewed without repeating its user records") {
     val api = new FakeKinesisApi()
-    val seq1 = api.put("shard-0", "outer", KplAggregate.encode(users("a", 4)))
+    val seq1 = api.put("shard-0", "outer", KplAggregateBuilder.encode(users("a", 4)))
     val seq2 = api.put("shard-0", "plain", "p".getBytes(UTF_8))
     val reader = new PollingShardReader(api, "s", "shard-0", TrimHorizon, FetchLimits(1, minFetchPeriodMs = 0))
     val first = reader.next().records
@@ -97,7 +97,7 @@ class PollingShardReaderKplSuite extends AnyFunSuite {
       outOfRange.map(h => UserRecord("x", Some(h), "out".getBytes(UTF_8))) ++
       upperKeys.map(k => UserRecord(k, None, "out".getBytes(UTF_8)))
     val api = new FakeKinesisApi()
-    val seq = api.put("shard-0", "outer", KplAggregate.encode(records))
+    val seq = api.put("shard-0", "outer", KplAggregateBuilder.encode(records))
 
     val checked = new PollingShardReader(api, "s", "shard-0", TrimHorizon, limits, hashKeyRange = Some(lowerHalf))
     val delivered = readAll(checked)
@@ -117,7 +117,7 @@ class PollingShardReaderKplSuite extends AnyFunSuite {
 
   test("a corrupt aggregate is returned once, raw, counted; the records around it are unaffected") {
     val api = new FakeKinesisApi()
-    val good = KplAggregate.encode(users("a", 2))
+    val good = KplAggregateBuilder.encode(users("a", 2))
     val corrupt = good.clone(); corrupt(corrupt.length - 1) = (corrupt(corrupt.length - 1) ^ 0x55).toByte
     val before = api.put("shard-0", "outer-1", good)
     val bad = api.put("shard-0", "outer-2", corrupt)
