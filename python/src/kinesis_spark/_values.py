@@ -2,7 +2,7 @@
 
 Each ``check_*`` function takes the option's name and its value as the string Spark would pass to the
 connector, and raises :class:`~kinesis_spark.errors.KinesisOptionError` with the JVM's message when the JVM
-would refuse it (``KinesisSourceOptions.parseLong``/``parseDouble``/``parseDuration``/``parseBytes``/
+would refuse it (``OptionValues.parseLong``/``parseDouble``/``parseDuration``/``parseBytes``/
 ``parseBoolean``, ``ConnectionOptions.parseRegion``/``parseUrl``). They never refuse what the JVM accepts:
 where the JVM's rules cannot be reproduced exactly (a ``java.net.URI`` host), they check less and leave the
 rest to the JVM, whose error is translated into the same exception at ``load()``.
@@ -74,7 +74,7 @@ def java_trim(value: str) -> str:
 
 
 def check_long(option: str, value: str, minimum: int, maximum: int) -> int:
-    """``KinesisSourceOptions.parseLong``: an integer in [``minimum``, ``maximum``]; ``,`` and ``_`` ignored.
+    """``OptionValues.parseLong``: an integer in [``minimum``, ``maximum``]; ``,`` and ``_`` ignored.
 
     Examples
     --------
@@ -97,7 +97,7 @@ def check_long(option: str, value: str, minimum: int, maximum: int) -> int:
 
 
 def check_decimal(option: str, value: str, exclusive_minimum: float, maximum: float) -> float:
-    """``KinesisSourceOptions.parseDouble``: a decimal number in (``exclusive_minimum``, ``maximum``].
+    """``OptionValues.parseDouble``: a decimal number in (``exclusive_minimum``, ``maximum``].
 
     Examples
     --------
@@ -124,7 +124,7 @@ def check_decimal(option: str, value: str, exclusive_minimum: float, maximum: fl
 
 
 def check_duration(option: str, value: str, minimum_ms: int) -> int:
-    """``KinesisSourceOptions.parseDuration``: a Spark duration string of at least ``minimum_ms``; returns ms.
+    """``OptionValues.parseDuration``: a Spark duration string of at least ``minimum_ms``; returns ms.
 
     A bare number means milliseconds; units are ``us``, ``ms``, ``s``, ``m``/``min``, ``h`` and ``d``.
 
@@ -153,7 +153,7 @@ def check_duration(option: str, value: str, minimum_ms: int) -> int:
 
 
 def check_bytes(option: str, value: str) -> int:
-    """``KinesisSourceOptions.parseBytes``: a positive Spark byte size (binary units); returns bytes.
+    """``OptionValues.parseBytes``: a positive Spark byte size (binary units); returns bytes.
 
     Examples
     --------
@@ -178,7 +178,7 @@ def check_bytes(option: str, value: str) -> int:
 
 
 def check_boolean(option: str, value: str) -> bool:
-    """``KinesisSourceOptions.parseBoolean``: ``true`` or ``false``, in any case.
+    """``OptionValues.parseBoolean``: ``true`` or ``false``, in any case.
 
     Examples
     --------
