@@ -37,7 +37,8 @@ final class ShardPoller(readers: Seq[ShardReader], clock: Clock, sleep: Long => 
       // Compared before subtracting: a reader that never called is ready at Long.MinValue, and that less the clock
       // would overflow into a wait of centuries.
       val until = math.min(reader.readyAt, deadlineMillis)
-      if (until > clock.millis()) sleep(until - clock.millis())
+      val now = clock.millis() // read once: a clock that moved between the check and the sleep could make it negative
+      if (until > now) sleep(until - now)
       if (reader.readyAt < deadlineMillis && clock.millis() < deadlineMillis) {
         val batch = reader.next()
         if (batch.count > 0 || batch.ended) found = Some(reader -> batch)
