@@ -106,7 +106,19 @@ lazy val connector = (project in file("connector-jvm"))
       case x if x.endsWith(".proto")                              => MergeStrategy.first
       case x => (assembly / assemblyMergeStrategy).value(x)
     },
-    assembly / test := {}
+    assembly / test := {},
+
+    // The option catalog (options/OptionCatalog.scala) as a data file in the jar, written by the compiled object
+    // itself so it cannot differ from what the connector checks; dev/build-python.sh copies it into the Python
+    // package. Compiled classes and libraries only: the full classpath holds the resources this generates.
+    Compile / resourceGenerators += Def.task {
+      val out = (Compile / resourceManaged).value / "io" / "kinesisspark" / "options" / "catalog.json"
+      val classpath = (Compile / classDirectory).value +: (Compile / dependencyClasspath).value.files
+      val _ = (Compile / compile).value
+      (Compile / runner).value
+        .run("io.kinesisspark.options.OptionCatalog", classpath, Seq(out.getPath), streams.value.log).get
+      Seq(out)
+    }.taskValue
   )
   // Maven publishing of the shaded jar, for spark-submit --packages (project/Publishing.scala).
   .settings(Publishing.settings)

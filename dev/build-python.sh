@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Puts the assembled connector jars and versions.properties inside the Python package (python/src/kinesis_spark/,
-# all gitignored), so an editable install, an sdist or a wheel carries them: one jar per Spark line, the Spark 4.x
-# one (Scala 2.13) and the Spark 3.5 one (Scala 2.12); the package picks the one of the installed pyspark. A
-# missing Spark 3.5 jar is only warned about (enough for working on Spark 4 alone). Builds no jar itself: run
-# `build/sbt connector/assembly "++2.12 connector/assembly"` first. The wheel and the sdist: dev/release.sh build.
+# Puts the assembled connector jars, versions.properties and the option catalog inside the Python package
+# (python/src/kinesis_spark/, all gitignored), so an editable install, an sdist or a wheel carries them: one jar per
+# Spark line, the Spark 4.x one (Scala 2.13) and the Spark 3.5 one (Scala 2.12); the package picks the one of the
+# installed pyspark. A missing Spark 3.5 jar is only warned about (enough for working on Spark 4 alone). Builds no
+# jar itself: run `build/sbt connector/assembly "++2.12 connector/assembly"` first. The wheel and the sdist:
+# dev/release.sh build.
 #
 # Usage: dev/build-python.sh
 set -euo pipefail
@@ -56,4 +57,11 @@ mkdir -p "$package/jars"
 rm -f "$package/jars/"*.jar
 cp "${sources[@]}" "$package/jars/"
 cp "$root/versions.properties" "$package/versions.properties"
-echo "dev/build-python.sh: bundled ${jars[*]} and versions.properties into ${package#"$root"/}" >&2
+# The option catalog the JVM wrote into its jar at build time (options/OptionCatalog.scala): the package checks
+# option values with it, the same rules and messages as the JVM's.
+python3 - "${sources[0]}" "$package/option_catalog.json" <<'PY'
+import pathlib, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as jar:
+    pathlib.Path(sys.argv[2]).write_bytes(jar.read("io/kinesisspark/options/catalog.json"))
+PY
+echo "dev/build-python.sh: bundled ${jars[*]}, versions.properties and option_catalog.json into ${package#"$root"/}" >&2

@@ -42,7 +42,7 @@ def reader(spark, emulator, name: str) -> KinesisReader:
             "java.lang.String",
             "Invalid value 'java.lang.String' for option 'credentialsProviderClass': ",
         ),
-        ("consumerMode", "push", "Invalid value 'push' for option 'consumerMode': expected "),
+        ("consumerNamePrefix", "no spaces", "Invalid value 'no spaces' for option 'consumerNamePrefix': expected "),
         (
             "kinesis.consumerType",
             "Push",

@@ -1,13 +1,16 @@
 """The value checks against the JVM's parsing rules (tests-integration/test_python_options.py asks the
-JVM itself)."""
+JVM itself), with the bounds and messages of the option catalog where an option is named."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
 
 from kinesis_spark import KinesisOptionError
+from kinesis_spark._connection_options import VALUE_CHECKS as CONNECTION_CHECKS
+from kinesis_spark._source_options import VALUE_CHECKS as SOURCE_CHECKS
 from kinesis_spark._source_options import StreamRef, parse_streams
 from kinesis_spark._values import (
     LONG_MAX,
@@ -16,11 +19,15 @@ from kinesis_spark._values import (
     check_decimal,
     check_duration,
     check_long,
-    check_region,
     check_url,
     render_decimal,
     render_duration,
 )
+
+
+def catalog_check(part: str, option: str) -> Callable[[str], object]:
+    """The package's check of ``option``: the reader's (source) or every part's (connection)."""
+    return (SOURCE_CHECKS if part == "source" else CONNECTION_CHECKS)[option.lower()]
 
 
 @pytest.mark.parametrize(
@@ -28,13 +35,13 @@ from kinesis_spark._values import (
     [("1", 1), (" 10000 ", 10000), ("1,000", 1000), ("1_0", 10), ("+7", 7), ("٣", 3)],
 )
 def test_long_accepts_what_long_parse_long_accepts(value: str, expected: int) -> None:
-    assert check_long("o", value, 1, 10000) == expected
+    assert check_long("o", value, 1, 10000, "x") == expected
 
 
 @pytest.mark.parametrize("value", ["", "1.0", "1e3", "0x10", "10001", "0", "-1", "one", str(LONG_MAX + 1)])
 def test_long_refuses_with_the_range_in_the_message(value: str) -> None:
     with pytest.raises(KinesisOptionError) as info:
-        check_long("maxRecordsPerFetch", value, 1, 10000)
+        catalog_check("source", "maxRecordsPerFetch")(value)
     expected = (
         f"Invalid value '{value}' for option 'maxRecordsPerFetch': expected an integer from 1 to 10000."
     )
@@ -43,7 +50,7 @@ def test_long_refuses_with_the_range_in_the_message(value: str) -> None:
 
 def test_long_without_upper_bound_says_at_least() -> None:
     with pytest.raises(KinesisOptionError, match=r"expected an integer of at least 1\.$"):
-        check_long("shardsPerTask", "0", 1, 2**31 - 1)
+        catalog_check("source", "shardsPerTask")("0")
 
 
 @pytest.mark.parametrize(
@@ -51,7 +58,7 @@ def test_long_without_upper_bound_says_at_least() -> None:
     [("1", 1.0), ("2.0", 2.0), (".5", 0.5), ("5.", 5.0), ("1e0", 1.0), ("1.5d", 1.5), ("0x1p1", 2.0)],
 )
 def test_decimal_accepts_java_double_syntax(value: str, expected: float) -> None:
-    assert check_decimal("o", value, 0.0, 10.0) == expected
+    assert check_decimal("o", value, 0.0, 10.0, "x") == expected
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "2.0000001", "NaN", "Infinity", "inf", "nan", "1_0", "", "1,5"])
@@ -59,7 +66,7 @@ def test_decimal_refusals(value: str) -> None:
     with pytest.raises(
         KinesisOptionError, match=r"expected a decimal number greater than 0\.0 and at most 2\.0"
     ):
-        check_decimal("maxFetchRate", value, 0.0, 2.0)
+        catalog_check("source", "maxFetchRate")(value)
 
 
 @pytest.mark.parametrize(
@@ -77,13 +84,13 @@ def test_decimal_refusals(value: str) -> None:
     ],
 )
 def test_duration_units(value: str, ms: int) -> None:
-    assert check_duration("o", value, 1) == ms
+    assert check_duration("o", value, 1, "x") == ms
 
 
 @pytest.mark.parametrize("value", ["1 s", "1.5s", "s", "1sec", "1w", "", "-1s", "199ms", "199999us"])
 def test_duration_refusals_name_the_minimum(value: str) -> None:
     with pytest.raises(KinesisOptionError) as info:
-        check_duration("minFetchPeriod", value, 200)
+        catalog_check("source", "minFetchPeriod")(value)
     assert str(info.value) == (
         f"Invalid value '{value}' for option 'minFetchPeriod': expected a duration such as '200ms', '1s' or "
         "'2m', of at least 200ms."
@@ -95,27 +102,27 @@ def test_duration_refusals_name_the_minimum(value: str) -> None:
     [("1", 1), ("1b", 1), ("1k", 1024), ("1KB", 1024), ("10mb", 10 << 20), ("2g", 2 << 30), ("1pb", 1 << 50)],
 )
 def test_byte_sizes_are_binary(value: str, size: int) -> None:
-    assert check_bytes("o", value) == size
+    assert check_bytes("o", value, "x") == size
 
 
 @pytest.mark.parametrize("value", ["0", "0gb", "1.5gb", "-1", "1 mb", "1eb", "10000000pb", "mb"])
 def test_byte_size_refusals(value: str) -> None:
     with pytest.raises(KinesisOptionError, match="expected a positive byte size such as '10mb' or '2gb'"):
-        check_bytes("fetchBufferSize", value)
+        catalog_check("source", "fetchBufferSize")(value)
 
 
 def test_booleans() -> None:
-    assert check_boolean("o", "TRUE") is True
-    assert check_boolean("o", " false") is False
+    assert check_boolean("o", "TRUE", "x") is True
+    assert check_boolean("o", " false", "x") is False
     with pytest.raises(KinesisOptionError, match="expected 'true' or 'false'"):
-        check_boolean("o", "1")
+        catalog_check("source", "failOnDataLoss")("1")
 
 
 def test_regions() -> None:
-    assert check_region("region", "us-gov-west-1") == "us-gov-west-1"
+    assert catalog_check("connection", "region")("us-gov-west-1") == "us-gov-west-1"
     for bad in ("us-east", "US-EAST-1", "useast1", ""):
         with pytest.raises(KinesisOptionError, match="expected an AWS region name such as 'us-east-1'"):
-            check_region("region", bad)
+            catalog_check("connection", "region")(bad)
 
 
 @pytest.mark.parametrize(
@@ -127,8 +134,10 @@ def test_urls_accepted(url: str) -> None:
 
 @pytest.mark.parametrize("url", ["localhost:4566", "ftp://host", "http://", "http:host", "http://[::1"])
 def test_urls_refused(url: str) -> None:
-    with pytest.raises(KinesisOptionError, match="expected an http:// or https:// URL such as 'x'"):
-        check_url("endpoint", url, "x")
+    with pytest.raises(
+        KinesisOptionError, match="expected an http:// or https:// URL such as 'https://kinesis"
+    ):
+        catalog_check("connection", "endpoint")(url)
 
 
 def test_stream_lists_split_like_java() -> None:
@@ -146,6 +155,6 @@ def test_stream_lists_split_like_java() -> None:
 def test_rendered_values_pass_their_checks() -> None:
     for delta in (timedelta(milliseconds=210), timedelta(hours=2), timedelta(seconds=1, microseconds=500)):
         rendered = render_duration("o", delta)
-        assert check_duration("o", rendered, 1) == delta // timedelta(milliseconds=1)
+        assert check_duration("o", rendered, 1, "x") == delta // timedelta(milliseconds=1)
     for number in (0.1, 1.0, 1.9999999999999998, 2):
-        assert check_decimal("o", render_decimal("o", number), 0.0, 2.0) == number
+        assert check_decimal("o", render_decimal("o", number), 0.0, 2.0, "x") == number

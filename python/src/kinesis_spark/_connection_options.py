@@ -1,8 +1,8 @@
 """Checks of the options every part of the connector that talks to AWS shares (reader and writer).
 
-Mirrors the JVM's ``aws/ConnectionOptions``: :data:`VALUE_CHECKS` refuse a bad value as soon as it is set,
-:func:`check_connection` refuses combinations when the reader or writer is about to start, in the JVM's
-order and with its messages.
+Mirrors the JVM's ``aws/ConnectionOptions``, with the option catalog's bounds and messages:
+:data:`VALUE_CHECKS` refuse a bad value as soon as it is set, :func:`check_connection` refuses combinations
+when the reader or writer is about to start, in the JVM's order and with its messages.
 """
 
 from __future__ import annotations
@@ -11,16 +11,15 @@ import re
 from collections.abc import Callable, Mapping
 
 from . import _option_keys as keys
-from ._error_types import conflicting_options, invalid_option, option_requires_other
-from ._values import check_boolean, check_duration, check_region, check_url, java_trim
+from ._catalog import OptionEntry, conflicting_options, invalid_option, option_requires_other
+from ._option_checks import ValueCheck, ValueChecks
+from ._values import check_region, check_url, java_trim
 
-__all__ = ["VALUE_CHECKS", "check_connection"]
+__all__ = ["TEXT_CHECKS", "VALUE_CHECKS", "check_connection"]
 
 _ROLE_ARN = re.compile(r"arn:aws[a-z-]*:iam::[0-9]{12}:role/[\w+=,.@/-]{1,512}", re.ASCII)
 _SESSION_NAME = re.compile(r"[\w+=,.@-]{2,64}", re.ASCII)
 _EXTERNAL_ID = re.compile(r"[\w+=,.@:/-]{2,1224}", re.ASCII)
-_MIN_ROLE_SESSION_MS = 900 * 1000
-_MAX_ROLE_SESSION_MS = 43200 * 1000
 
 # Only meaningful with roleArn, in the order the JVM names the first one set without it.
 _ROLE_OPTIONS = (
@@ -32,50 +31,45 @@ _ROLE_OPTIONS = (
 )
 
 
-def _role_arn(value: str) -> None:
+def _role_arn(entry: OptionEntry, value: str) -> None:
     if _ROLE_ARN.fullmatch(java_trim(value)) is None:
-        raise invalid_option(
-            keys.ROLE_ARN, value, "an IAM role ARN such as 'arn:aws:iam::123456789012:role/kinesis-reader'"
-        )
+        raise invalid_option(entry.name, value, entry.accepted)
 
 
-def _session_name(value: str) -> None:
+def _session_name(entry: OptionEntry, value: str) -> None:
     name = java_trim(value)
     if _SESSION_NAME.fullmatch(name) is None:
-        accepted = "2 to 64 characters from a-z, A-Z, 0-9 and '=,.@-_'"
-        raise invalid_option(keys.ROLE_SESSION_NAME, name, accepted)
+        raise invalid_option(entry.name, name, entry.accepted)
 
 
-def _session_duration(value: str) -> None:
-    ms = check_duration(keys.ROLE_SESSION_DURATION, value, _MIN_ROLE_SESSION_MS)
-    if ms > _MAX_ROLE_SESSION_MS:
-        raise invalid_option(keys.ROLE_SESSION_DURATION, value, "a duration from '15m' to '12h'")
-
-
-def _external_id(value: str) -> None:
+def _external_id(entry: OptionEntry, value: str) -> None:
     if _EXTERNAL_ID.fullmatch(java_trim(value)) is None:
         # The external id is a shared secret of sorts: the JVM describes what is wrong without echoing it.
-        raise invalid_option(
-            keys.ROLE_EXTERNAL_ID, "<not shown>", "2 to 1,224 characters from a-z, A-Z, 0-9 and '+=,.@:/-'"
-        )
+        raise invalid_option(entry.name, "<not shown>", entry.accepted)
 
 
-#: Lower-cased option name -> check of one value (raises KinesisOptionError).
-VALUE_CHECKS: Mapping[str, Callable[[str], object]] = {
-    keys.REGION.lower(): lambda v: check_region(keys.REGION, v),
-    keys.ENDPOINT.lower(): lambda v: check_url(keys.ENDPOINT, v, "https://kinesis.us-east-1.amazonaws.com"),
-    keys.ROLE_ARN.lower(): _role_arn,
-    keys.ROLE_SESSION_NAME.lower(): _session_name,
-    keys.ROLE_SESSION_DURATION.lower(): _session_duration,
-    keys.ROLE_EXTERNAL_ID.lower(): _external_id,
-    keys.STS_REGION.lower(): lambda v: check_region(keys.STS_REGION, v),
-    keys.STS_ENDPOINT.lower(): lambda v: check_url(
-        keys.STS_ENDPOINT, v, "https://sts.us-east-1.amazonaws.com"
-    ),
-    keys.INSECURE_TRUST_ALL_CERTIFICATES.lower(): (
-        lambda v: check_boolean(keys.INSECURE_TRUST_ALL_CERTIFICATES, v)
-    ),
+def _region(entry: OptionEntry, value: str) -> str:
+    return check_region(entry.name, value, entry.accepted)
+
+
+def _url(entry: OptionEntry, value: str) -> None:
+    check_url(entry.name, value, entry.accepted)
+
+
+#: The forms of the connection's text options that Python can check as the JVM does, by option name.
+TEXT_CHECKS: Mapping[str, Callable[[OptionEntry, str], object]] = {
+    keys.REGION: _region,
+    keys.ENDPOINT: _url,
+    keys.ROLE_ARN: _role_arn,
+    keys.ROLE_SESSION_NAME: _session_name,
+    keys.ROLE_EXTERNAL_ID: _external_id,
+    keys.STS_REGION: _region,
+    keys.STS_ENDPOINT: _url,
 }
+
+#: Lower-cased option name -> check of one value (raises KinesisOptionError): the catalog's kinds and
+#: :data:`TEXT_CHECKS`.
+VALUE_CHECKS: Mapping[str, ValueCheck] = ValueChecks(("connection",), TEXT_CHECKS)
 
 
 def check_connection(options: Mapping[str, str]) -> None:
@@ -120,6 +114,8 @@ def check_connection(options: Mapping[str, str]) -> None:
             if given(option):
                 raise option_requires_other(option, keys.ROLE_ARN)
     trust_all = options.get(keys.INSECURE_TRUST_ALL_CERTIFICATES.lower())
-    trusting_all = trust_all is not None and check_boolean(keys.INSECURE_TRUST_ALL_CERTIFICATES, trust_all)
+    trusting_all = trust_all is not None and VALUE_CHECKS[keys.INSECURE_TRUST_ALL_CERTIFICATES.lower()](
+        trust_all
+    )
     if trusting_all and given(keys.CA_BUNDLE):
         raise conflicting_options(keys.CA_BUNDLE, keys.INSECURE_TRUST_ALL_CERTIFICATES)

@@ -1,4 +1,4 @@
-"""The exceptions of :mod:`kinesis_spark.errors`, and the option-error messages shared with the JVM.
+"""The exceptions of :mod:`kinesis_spark.errors`.
 
 Defined here, apart from the translation of JVM errors, so that the modules the translation needs (finding the
 bundled jar) can raise them without importing the translation. Users import them from
@@ -185,35 +185,6 @@ class SessionWithoutJarError(DataSourceNotFoundError):
     session that cannot read Kinesis; :func:`kinesis_spark.configure` raises this instead, with the line that
     fixes it.
     """
-
-
-# --- messages shared with the JVM (io.kinesisspark.KinesisErrors) -------------------------------------------
-
-
-def invalid_option(option: str, value: str, accepted: str) -> KinesisOptionError:
-    """``KinesisErrors.invalidOption``: a value the option does not accept.
-
-    Examples
-    --------
-    >>> print(invalid_option("shardsPerTask", "0", "an integer of at least 1"))
-    Invalid value '0' for option 'shardsPerTask': expected an integer of at least 1.
-    """
-    return KinesisOptionError(f"Invalid value '{value}' for option '{option}': expected {accepted}.")
-
-
-def missing_option(option: str, accepted: str) -> KinesisOptionError:
-    """``KinesisErrors.missingOption``: a required option is not set."""
-    return KinesisOptionError(f"Option '{option}' is required: {accepted}.")
-
-
-def option_requires_other(option: str, required: str) -> KinesisOptionError:
-    """``KinesisErrors.optionRequiresOther``: an option that only means something together with another."""
-    return KinesisOptionError(f"Option '{option}' is set but '{required}' is not: set both or neither.")
-
-
-def conflicting_options(option: str, other: str) -> KinesisOptionError:
-    """``KinesisErrors.conflictingOptions``: two options that exclude each other."""
-    return KinesisOptionError(f"Options '{option}' and '{other}' cannot be used together: keep one.")
 
 
 # Shown (in tracebacks, reprs and docs) as the public module's, where users import them from.

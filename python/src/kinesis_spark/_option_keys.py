@@ -36,7 +36,7 @@ MAX_BYTES_PER_TRIGGER = "maxBytesPerTrigger"
 ALLOW_STREAM_REMOVAL = "allowStreamRemoval"
 INCLUDE_SUB_SEQUENCE_NUMBER = "includeSubSequenceNumber"
 
-# Enhanced fan-out (Databricks names); their values are checked by the JVM only.
+# Enhanced fan-out (Databricks names).
 CONSUMER_MODE = "consumerMode"
 CONSUMER_NAME = "consumerName"
 CONSUMER_NAME_PREFIX = "consumerNamePrefix"

@@ -9,22 +9,21 @@ from datetime import datetime, timezone
 from typing import Any
 
 from . import _option_keys as keys
-from ._error_types import invalid_option
+from ._catalog import entry, invalid_option
 from ._values import java_trim
 
 __all__ = ["InitialPosition", "check_initial_position"]
 
 # java.text.SimpleDateFormat syntax, the one the connector reads "format" in: milliseconds and an ISO offset.
 _TIMESTAMP_FORMAT = "yyyy-MM-dd'T'HH:mm:ss.SSSXXX"
-_DEFAULT_FORMAT = "MM/dd/yyyy HH:mm:ss ZZZ"
-_ACCEPTED = (
-    """'latest', 'trim_horizon', 'earliest', JSON {"at_timestamp": "06/25/2020 10:23:45 PDT"} with an """
-    f"""optional "format" field (default "{_DEFAULT_FORMAT}"), or JSON with positions per shard """
-    """{"default": <one of those>, "shards": {"<shard id>": <one of those, or """
-    """{"at_sequence_number": "<n>"} or {"after_sequence_number": "<n>"}>}} """
-    """("streams": {"<stream>": {"<shard id>": ...}} when reading several)"""
-)
 _PER_SHARD_KEYS = ("default", "shards", "streams")
+
+
+def _accepted() -> str:
+    # What initialPosition accepts, as the option catalog says it.
+    return entry("source", keys.INITIAL_POSITION).accepted
+
+
 _NAMES = ("latest", "trim_horizon", "earliest")
 _SEQUENCE_KEYS = ("at_sequence_number", "after_sequence_number")
 
@@ -209,7 +208,7 @@ def check_initial_position(value: str, streams: Sequence[str] | None = None) -> 
     text = java_trim(value)
     if not text.startswith("{"):
         if text.lower() not in _NAMES:
-            raise invalid_option(option, value, _ACCEPTED)
+            raise invalid_option(option, value, _accepted())
         return
     # Like Jackson, read the first JSON value and ignore what follows it.
     try:
@@ -217,7 +216,7 @@ def check_initial_position(value: str, streams: Sequence[str] | None = None) -> 
     except ValueError:
         fields = None
     if not isinstance(fields, dict):
-        raise invalid_option(option, text, _ACCEPTED)
+        raise invalid_option(option, text, _accepted())
     if any(k in _PER_SHARD_KEYS for k in fields):
         _check_per_shard(text, fields, streams)
     else:
@@ -227,7 +226,7 @@ def check_initial_position(value: str, streams: Sequence[str] | None = None) -> 
 def _check_at_timestamp(text: str, fields: Mapping[str, Any]) -> None:
     option = keys.INITIAL_POSITION
     if not isinstance(fields.get("at_timestamp"), str):
-        raise invalid_option(option, text, f'a string field "at_timestamp"; {_ACCEPTED}')
+        raise invalid_option(option, text, f'a string field "at_timestamp"; {_accepted()}')
     if "format" in fields and not isinstance(fields["format"], str):
         raise invalid_option(option, text, '"format" to be a string')
 

@@ -9,41 +9,23 @@ present the combination checks are left to the JVM.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from . import _option_keys as keys
+from ._catalog import entry, invalid_option, missing_option
+from ._connection_options import TEXT_CHECKS as CONNECTION_TEXT_CHECKS
 from ._connection_options import VALUE_CHECKS as CONNECTION_CHECKS
 from ._connection_options import check_connection
-from ._error_types import invalid_option, missing_option
+from ._option_checks import ValueCheck, ValueChecks
 from ._position import check_initial_position
-from ._values import (
-    INT_MAX,
-    LONG_MAX,
-    check_boolean,
-    check_bytes,
-    check_decimal,
-    check_duration,
-    check_long,
-    check_region,
-    java_trim,
-)
+from ._values import java_trim
 
 __all__ = ["VALUE_CHECKS", "StreamRef", "check_source", "parse_streams"]
-
-# Limits of Kinesis, as the JVM states them.
-_MAX_RECORDS_PER_FETCH = 10000
-_MAX_SHARDS_PER_DESCRIBE = 10000
-_MAX_FETCH_RATE_MBS = 2.0
-_MIN_FETCH_PERIOD_MS = 200
 
 _STREAM_NAME = re.compile(r"[a-zA-Z0-9_.-]{1,128}")
 _STREAM_ARN = re.compile(
     r"arn:(aws[a-z-]*):kinesis:([a-z]{2}(?:-[a-z]+)+-[0-9]+):([0-9]{12}):stream/([a-zA-Z0-9_.-]{1,128})"
-)
-_STREAMS_ACCEPTED = (
-    "comma-separated stream names (1-128 characters from a-z, A-Z, 0-9, '_', '-' and '.') or stream ARNs "
-    "('arn:aws:kinesis:<region>:<account>:stream/<name>')"
 )
 
 
@@ -77,7 +59,7 @@ def parse_streams(value: str) -> list[StreamRef]:
         elif _STREAM_NAME.fullmatch(part) is not None:
             refs.append(StreamRef(part))
         else:
-            raise invalid_option(keys.STREAM_NAME, value, _STREAMS_ACCEPTED)
+            raise invalid_option(keys.STREAM_NAME, value, _streams_accepted())
     if not refs:
         raise missing_option(keys.STREAM_NAME, "a Kinesis stream name, or a comma-separated list")
     names = [ref.name for ref in refs]
@@ -86,43 +68,21 @@ def parse_streams(value: str) -> list[StreamRef]:
     return refs
 
 
-def _long(option: str, minimum: int, maximum: int) -> Callable[[str], object]:
-    return lambda value: check_long(option, value, minimum, maximum)
+def _streams_accepted() -> str:
+    return entry("source", keys.STREAM_NAME).accepted
 
 
-def _duration(option: str, minimum_ms: int) -> Callable[[str], object]:
-    return lambda value: check_duration(option, value, minimum_ms)
-
-
-def _boolean(option: str) -> Callable[[str], object]:
-    return lambda value: check_boolean(option, value)
-
-
-def _bytes(option: str) -> Callable[[str], object]:
-    return lambda value: check_bytes(option, value)
-
-
-#: Lower-cased option name -> check of one value (raises KinesisOptionError).
-VALUE_CHECKS: Mapping[str, Callable[[str], object]] = {
-    **CONNECTION_CHECKS,
-    keys.STREAM_NAME.lower(): parse_streams,
-    keys.INITIAL_POSITION.lower(): check_initial_position,
-    keys.MAX_RECORDS_PER_FETCH.lower(): _long(keys.MAX_RECORDS_PER_FETCH, 1, _MAX_RECORDS_PER_FETCH),
-    keys.FAIL_ON_DATA_LOSS.lower(): _boolean(keys.FAIL_ON_DATA_LOSS),
-    keys.MAX_FETCH_RATE.lower(): lambda v: check_decimal(keys.MAX_FETCH_RATE, v, 0.0, _MAX_FETCH_RATE_MBS),
-    keys.MIN_FETCH_PERIOD.lower(): _duration(keys.MIN_FETCH_PERIOD, _MIN_FETCH_PERIOD_MS),
-    keys.MAX_FETCH_DURATION.lower(): _duration(keys.MAX_FETCH_DURATION, 1),
-    keys.FETCH_BUFFER_SIZE.lower(): _bytes(keys.FETCH_BUFFER_SIZE),
-    keys.SHARDS_PER_TASK.lower(): _long(keys.SHARDS_PER_TASK, 1, INT_MAX),
-    keys.SHARD_FETCH_INTERVAL.lower(): _duration(keys.SHARD_FETCH_INTERVAL, 1),
-    keys.COALESCE_THRESHOLD_BLOCK_SIZE.lower(): _long(keys.COALESCE_THRESHOLD_BLOCK_SIZE, 1, LONG_MAX),
-    keys.COALESCE_BIN_SIZE.lower(): _long(keys.COALESCE_BIN_SIZE, 1, LONG_MAX),
-    keys.MAX_SHARDS_PER_DESCRIBE.lower(): _long(keys.MAX_SHARDS_PER_DESCRIBE, 1, _MAX_SHARDS_PER_DESCRIBE),
-    keys.MAX_RECORDS_PER_TRIGGER.lower(): _long(keys.MAX_RECORDS_PER_TRIGGER, 1, LONG_MAX),
-    keys.MAX_BYTES_PER_TRIGGER.lower(): _bytes(keys.MAX_BYTES_PER_TRIGGER),
-    keys.ALLOW_STREAM_REMOVAL.lower(): _boolean(keys.ALLOW_STREAM_REMOVAL),
-    keys.INCLUDE_SUB_SEQUENCE_NUMBER.lower(): _boolean(keys.INCLUDE_SUB_SEQUENCE_NUMBER),
-}
+#: Lower-cased option name -> check of one value (raises KinesisOptionError): the catalog's source, enhanced
+#: fan-out and connection options, with the stream list, the initial position and the connection's text
+#: options checked by code.
+VALUE_CHECKS: Mapping[str, ValueCheck] = ValueChecks(
+    ("source", "efo", "connection"),
+    {
+        **CONNECTION_TEXT_CHECKS,
+        keys.STREAM_NAME: lambda _, value: parse_streams(value),
+        keys.INITIAL_POSITION: lambda _, value: check_initial_position(value),
+    },
+)
 
 
 def check_source(options: Mapping[str, str]) -> None:
@@ -159,7 +119,7 @@ def check_source(options: Mapping[str, str]) -> None:
     check_connection(options)
     # One client per query serves every stream, so every ARN must name the region the query connects to.
     region_option = options.get(keys.REGION.lower())
-    region = check_region(keys.REGION, region_option) if region_option is not None else None
+    region = str(CONNECTION_CHECKS[keys.REGION.lower()](region_option)) if region_option is not None else None
     region = region or (arn_regions[0] if arn_regions else None)
     if any(arn_region != region for arn_region in arn_regions) or len(arn_regions) > 1:
         raise invalid_option(

@@ -1,11 +1,12 @@
-"""Checks of option values, mirroring how the connector's JVM side parses them, with the same messages.
+"""Option values read as the connector's JVM side reads them: Java's and Spark's syntax of numbers and sizes.
 
-Each ``check_*`` function takes the option's name and its value as the string Spark would pass to the
-connector, and raises :class:`~kinesis_spark.errors.KinesisOptionError` with the JVM's message when the JVM
-would refuse it (``OptionValues.parseLong``/``parseDouble``/``parseDuration``/``parseBytes``/
-``parseBoolean``, ``ConnectionOptions.parseRegion``/``parseUrl``). They never refuse what the JVM accepts:
-where the JVM's rules cannot be reproduced exactly (a ``java.net.URI`` host), they check less and leave the
-rest to the JVM, whose error is translated into the same exception at ``load()``.
+Each ``check_*`` function takes the option's name, its value as the string Spark would pass to the connector,
+and the option's bounds and ``accepted`` text from the option catalog (:mod:`kinesis_spark._catalog`), and
+raises :class:`~kinesis_spark.errors.KinesisOptionError` with the JVM's message when the JVM would refuse it
+(``OptionValues.parseLong``/``parseDouble``/``parseDuration``/``parseBytes``/``parseBoolean``,
+``ConnectionOptions.parseRegion``/``parseUrl``). They never refuse what the JVM accepts: where the JVM's rules
+cannot be reproduced exactly (a ``java.net.URI`` host), they check less and leave the rest to the JVM, whose
+error is translated into the same exception at ``load()``.
 
 The ``render_*`` functions turn typed Python values into such strings.
 """
@@ -13,15 +14,17 @@ The ``render_*`` functions turn typed Python values into such strings.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import timedelta
 
-from ._error_types import invalid_option
+from ._catalog import invalid_option
 
 __all__ = [
     "INT_MAX",
     "LONG_MAX",
     "check_boolean",
     "check_bytes",
+    "check_choice",
     "check_decimal",
     "check_duration",
     "check_long",
@@ -73,20 +76,18 @@ def java_trim(value: str) -> str:
     return value.strip(_JAVA_WHITESPACE)
 
 
-def check_long(option: str, value: str, minimum: int, maximum: int) -> int:
+def check_long(option: str, value: str, minimum: int, maximum: int, accepted: str) -> int:
     """``OptionValues.parseLong``: an integer in [``minimum``, ``maximum``]; ``,`` and ``_`` ignored.
 
     Examples
     --------
-    >>> check_long("coalesceBinSize", "128_000_000", 1, LONG_MAX)
+    >>> check_long("coalesceBinSize", "128_000_000", 1, LONG_MAX, "an integer of at least 1")
     128000000
-    >>> check_long("maxShardsPerDescribe", "0", 1, 10000)
+    >>> check_long("maxShardsPerDescribe", "0", 1, 10000, "an integer from 1 to 10000")
     Traceback (most recent call last):
     ...
     kinesis_spark.errors.KinesisOptionError: Invalid value '0' for option 'maxShardsPerDescribe': expected an integer from 1 to 10000.
     """  # noqa: E501
-    unbounded = maximum in (LONG_MAX, INT_MAX)
-    accepted = f"an integer of at least {minimum}" if unbounded else f"an integer from {minimum} to {maximum}"
     digits = java_trim(value).replace(",", "").replace("_", "")
     if _LONG.fullmatch(digits) is None:
         raise invalid_option(option, value, accepted)
@@ -96,19 +97,18 @@ def check_long(option: str, value: str, minimum: int, maximum: int) -> int:
     return number
 
 
-def check_decimal(option: str, value: str, exclusive_minimum: float, maximum: float) -> float:
+def check_decimal(option: str, value: str, exclusive_minimum: float, maximum: float, accepted: str) -> float:
     """``OptionValues.parseDouble``: a decimal number in (``exclusive_minimum``, ``maximum``].
 
     Examples
     --------
-    >>> check_decimal("maxFetchRate", "1.5", 0.0, 2.0)
+    >>> check_decimal("maxFetchRate", "1.5", 0.0, 2.0, "a decimal number greater than 0.0 and at most 2.0")
     1.5
-    >>> check_decimal("maxFetchRate", "0", 0.0, 2.0)
+    >>> check_decimal("maxFetchRate", "0", 0.0, 2.0, "a decimal number greater than 0.0 and at most 2.0")
     Traceback (most recent call last):
     ...
     kinesis_spark.errors.KinesisOptionError: Invalid value '0' for option 'maxFetchRate': expected a decimal number greater than 0.0 and at most 2.0.
     """  # noqa: E501
-    accepted = f"a decimal number greater than {exclusive_minimum!r} and at most {maximum!r}"
     text = java_trim(value)
     if _DECIMAL.fullmatch(text):
         number = float(text.rstrip("fFdD"))
@@ -123,21 +123,20 @@ def check_decimal(option: str, value: str, exclusive_minimum: float, maximum: fl
     return number
 
 
-def check_duration(option: str, value: str, minimum_ms: int) -> int:
+def check_duration(option: str, value: str, minimum_ms: int, accepted: str) -> int:
     """``OptionValues.parseDuration``: a Spark duration string of at least ``minimum_ms``; returns ms.
 
     A bare number means milliseconds; units are ``us``, ``ms``, ``s``, ``m``/``min``, ``h`` and ``d``.
 
     Examples
     --------
-    >>> check_duration("minFetchPeriod", "2m", 200)
+    >>> check_duration("minFetchPeriod", "2m", 200, "a duration of at least 200ms")
     120000
-    >>> check_duration("minFetchPeriod", "100ms", 200)
+    >>> check_duration("minFetchPeriod", "100ms", 200, "a duration of at least 200ms")
     Traceback (most recent call last):
     ...
-    kinesis_spark.errors.KinesisOptionError: Invalid value '100ms' for option 'minFetchPeriod': expected a duration such as '200ms', '1s' or '2m', of at least 200ms.
+    kinesis_spark.errors.KinesisOptionError: Invalid value '100ms' for option 'minFetchPeriod': expected a duration of at least 200ms.
     """  # noqa: E501
-    accepted = f"a duration such as '{max(minimum_ms, 1)}ms', '1s' or '2m', of at least {minimum_ms}ms"
     found = _DURATION.fullmatch(java_trim(java_trim(value).lower()))
     if found is None:
         raise invalid_option(option, value, accepted)
@@ -152,19 +151,18 @@ def check_duration(option: str, value: str, minimum_ms: int) -> int:
     return ms
 
 
-def check_bytes(option: str, value: str) -> int:
+def check_bytes(option: str, value: str, accepted: str) -> int:
     """``OptionValues.parseBytes``: a positive Spark byte size (binary units); returns bytes.
 
     Examples
     --------
-    >>> check_bytes("maxBytesPerTrigger", "10mb")
+    >>> check_bytes("maxBytesPerTrigger", "10mb", "a positive byte size")
     10485760
-    >>> check_bytes("fetchBufferSize", "1.5gb")
+    >>> check_bytes("fetchBufferSize", "1.5gb", "a positive byte size")
     Traceback (most recent call last):
     ...
-    kinesis_spark.errors.KinesisOptionError: Invalid value '1.5gb' for option 'fetchBufferSize': expected a positive byte size such as '10mb' or '2gb'.
+    kinesis_spark.errors.KinesisOptionError: Invalid value '1.5gb' for option 'fetchBufferSize': expected a positive byte size.
     """  # noqa: E501
-    accepted = "a positive byte size such as '10mb' or '2gb'"
     found = _BYTES.fullmatch(java_trim(java_trim(value).lower()))
     if found is None:
         raise invalid_option(option, value, accepted)
@@ -177,35 +175,49 @@ def check_bytes(option: str, value: str) -> int:
     return size
 
 
-def check_boolean(option: str, value: str) -> bool:
+def check_boolean(option: str, value: str, accepted: str) -> bool:
     """``OptionValues.parseBoolean``: ``true`` or ``false``, in any case.
 
     Examples
     --------
-    >>> check_boolean("failOnDataLoss", " FALSE ")
+    >>> check_boolean("failOnDataLoss", " FALSE ", "'true' or 'false'")
     False
     """
     text = java_trim(value).lower()
     if text not in ("true", "false"):
-        raise invalid_option(option, value, "'true' or 'false'")
+        raise invalid_option(option, value, accepted)
     return text == "true"
 
 
-def check_region(option: str, value: str) -> str:
+def check_choice(option: str, value: str, words: Sequence[str], accepted: str) -> str:
+    """``OptionKind.Choice``: one of ``words``, in any case; returns the word in lower case.
+
+    Examples
+    --------
+    >>> check_choice("consumerMode", " EFO", ["polling", "efo"], "'polling' or 'efo'")
+    'efo'
+    """
+    word = java_trim(value).lower()
+    if word not in words:
+        raise invalid_option(option, value, accepted)
+    return word
+
+
+def check_region(option: str, value: str, accepted: str) -> str:
     """``ConnectionOptions.parseRegion``: an AWS region name; returns it trimmed.
 
     Examples
     --------
-    >>> check_region("region", "eu-west-1 ")
+    >>> check_region("region", "eu-west-1 ", "an AWS region name")
     'eu-west-1'
     """
     region = java_trim(value)
     if _REGION.fullmatch(region) is None:
-        raise invalid_option(option, value, "an AWS region name such as 'us-east-1'")
+        raise invalid_option(option, value, accepted)
     return region
 
 
-def check_url(option: str, value: str, example: str) -> None:
+def check_url(option: str, value: str, accepted: str) -> None:
     """``ConnectionOptions.parseUrl``, in part: an ``http://`` or ``https://`` URL with a host.
 
     ``java.net.URI`` refuses some hosts that Python accepts (an ``_`` in a name, for one); those are left
@@ -213,10 +225,10 @@ def check_url(option: str, value: str, example: str) -> None:
 
     Examples
     --------
-    >>> check_url("endpoint", "localhost:4566", "https://kinesis.us-east-1.amazonaws.com")
+    >>> check_url("endpoint", "localhost:4566", "an http:// or https:// URL")
     Traceback (most recent call last):
     ...
-    kinesis_spark.errors.KinesisOptionError: Invalid value 'localhost:4566' for option 'endpoint': expected an http:// or https:// URL such as 'https://kinesis.us-east-1.amazonaws.com'.
+    kinesis_spark.errors.KinesisOptionError: Invalid value 'localhost:4566' for option 'endpoint': expected an http:// or https:// URL.
     """  # noqa: E501
     from urllib.parse import urlsplit
 
@@ -228,7 +240,7 @@ def check_url(option: str, value: str, example: str) -> None:
     else:
         host = host if parts.scheme.lower() in _URL_SCHEMES else None
     if not host:
-        raise invalid_option(option, value, f"an http:// or https:// URL such as '{example}'")
+        raise invalid_option(option, value, accepted)
 
 
 def render_boolean(option: str, value: bool) -> str:

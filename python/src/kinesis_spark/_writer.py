@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from . import _option_keys as keys
-from ._connection_options import check_connection
+from ._connection_options import TEXT_CHECKS, check_connection
+from ._option_checks import ValueCheck, ValueChecks
 from ._options_builder import OptionsBuilder
 from ._translate import translate_errors
 from ._values import render_text
@@ -19,12 +21,17 @@ if TYPE_CHECKING:
 __all__ = ["KinesisWriter"]
 
 
+#: The sink's and the connection's options: the catalog's kinds, and the connection's text options by code.
+_VALUE_CHECKS: Mapping[str, ValueCheck] = ValueChecks(("sink", "connection"), TEXT_CHECKS)
+
+
 class KinesisWriter(OptionsBuilder):
     """Writes a ``DataFrame`` to Kinesis through ``df.writeStream`` or ``df.write`` ``.format("kinesis")``.
 
     A thin front of the connector's sink: the connection builders (:meth:`region`, :meth:`endpoint`,
     :meth:`credentials`, :meth:`assume_role`, ...) and :meth:`stream_name` are typed and checked like the
-    reader's; the sink's own options are passed through :meth:`option` / :meth:`options` as they are. The rows
+    reader's; the sink's own options are passed through :meth:`option` / :meth:`options`, each value checked
+    as the connector would check it (the option catalog's bounds and messages). The rows
     need a ``data`` column (binary or string) and a ``partitionKey`` column (string); see the README's sink
     section for the rest. Errors of :meth:`start` and :meth:`save` are raised as :mod:`kinesis_spark.errors`.
 
@@ -45,6 +52,8 @@ class KinesisWriter(OptionsBuilder):
     KinesisWriter(streamName='orders', region='eu-west-1')
     >>> query = writer.start(checkpoint_location="/checkpoints/orders-out")  # doctest: +SKIP
     """
+
+    _value_checks: ClassVar[Mapping[str, ValueCheck]] = _VALUE_CHECKS
 
     def __init__(self, df: DataFrame, format: str = keys.FORMAT) -> None:
         super().__init__()

@@ -7,9 +7,9 @@ Errors from the connector's JVM side reach Python as PySpark exceptions (``Illeg
 block of code, such as ``query.awaitTermination()``. ``KinesisReader.load()`` and ``KinesisWriter`` translate
 by themselves.
 
-The option-error message helpers build the same texts as the JVM's ``KinesisErrors`` (``invalidOption``,
-``missingOption``, ``optionRequiresOther``, ``conflictingOptions``), so an option refused in Python reads
-exactly as it would had the JVM refused it.
+The option-error message helpers fill in the forms of the JVM's ``KinesisErrors`` (``invalidOption``,
+``missingOption``, ``optionRequiresOther``, ``conflictingOptions``), which the option catalog bundled in the
+package carries, so an option refused in Python reads exactly as it would had the JVM refused it.
 
 Examples
 --------
@@ -23,6 +23,7 @@ Examples
 
 from __future__ import annotations
 
+from ._catalog import conflicting_options, invalid_option, missing_option, option_requires_other
 from ._error_types import (
     DataSourceNotFoundError,
     JarNotFoundError,
@@ -37,10 +38,6 @@ from ._error_types import (
     SparkConnectError,
     StreamNotFoundError,
     UnsupportedSparkVersionError,
-    conflicting_options,
-    invalid_option,
-    missing_option,
-    option_requires_other,
 )
 from ._translate import translate, translate_errors
 

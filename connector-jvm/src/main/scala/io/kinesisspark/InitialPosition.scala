@@ -92,7 +92,8 @@ object InitialPosition {
 
   private val OptionKey = KinesisOptionKeys.InitialPosition
 
-  private val Accepted =
+  /** What `initialPosition` accepts. */
+  val Accepted: String =
     """'latest', 'trim_horizon', 'earliest', JSON {"at_timestamp": "06/25/2020 10:23:45 PDT"} with an """ +
       s"""optional "format" field (default "$DefaultTimestampFormat"), or JSON with positions per shard """ +
       """{"default": <one of those>, "shards": {"<shard id>": <one of those, or {"at_sequence_number": "<n>"} """ +

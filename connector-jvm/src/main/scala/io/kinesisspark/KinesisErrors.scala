@@ -1,5 +1,8 @@
 package io.kinesisspark
 
+import scala.collection.immutable.ListMap
+import scala.util.matching.Regex
+
 /**
  * Every error the connector raises is built here, one method per condition, so messages stay uniform:
  * they name the option (or stream and shard), the value given, and what is accepted or what to do.
@@ -8,17 +11,37 @@ package io.kinesisspark
  */
 private[kinesisspark] object KinesisErrors {
 
+  /**
+   * The forms of the option errors' messages, with `{option}`, `{value}`, `{accepted}` and `{other}` to fill in. The
+   * option catalog ([[io.kinesisspark.options.OptionCatalog]]) carries them to the Python package, which words its
+   * errors the same way.
+   */
+  val OptionMessageForms: ListMap[String, String] = ListMap(
+    "invalid" -> "Invalid value '{value}' for option '{option}': expected {accepted}.",
+    "missing" -> "Option '{option}' is required: {accepted}.",
+    "requiresOther" -> "Option '{option}' is set but '{other}' is not: set both or neither.",
+    "conflicting" -> "Options '{option}' and '{other}' cannot be used together: keep one.")
+
+  private val Placeholder = """\{(\w+)\}""".r
+
+  private def optionMessage(form: String, fields: (String, String)*): IllegalArgumentException = {
+    val values = fields.toMap
+    // One pass, so a value that itself holds "{accepted}" is shown as it is.
+    new IllegalArgumentException(Placeholder.replaceAllIn(OptionMessageForms(form),
+      m => Regex.quoteReplacement(values(m.group(1)))))
+  }
+
   def invalidOption(option: String, value: String, accepted: String): IllegalArgumentException =
-    new IllegalArgumentException(s"Invalid value '$value' for option '$option': expected $accepted.")
+    optionMessage("invalid", "option" -> option, "value" -> value, "accepted" -> accepted)
 
   def missingOption(option: String, accepted: String): IllegalArgumentException =
-    new IllegalArgumentException(s"Option '$option' is required: $accepted.")
+    optionMessage("missing", "option" -> option, "accepted" -> accepted)
 
   def optionRequiresOther(option: String, required: String): IllegalArgumentException =
-    new IllegalArgumentException(s"Option '$option' is set but '$required' is not: set both or neither.")
+    optionMessage("requiresOther", "option" -> option, "other" -> required)
 
   def conflictingOptions(option: String, other: String): IllegalArgumentException =
-    new IllegalArgumentException(s"Options '$option' and '$other' cannot be used together: keep one.")
+    optionMessage("conflicting", "option" -> option, "other" -> other)
 
   def regionUnresolved(): IllegalArgumentException =
     new IllegalArgumentException(

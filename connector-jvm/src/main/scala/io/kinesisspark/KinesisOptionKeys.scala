@@ -26,8 +26,12 @@ object KinesisOptionKeys {
   /** Ours: no TLS certificate verification at all; for local emulators with self-signed certificates only. */
   val InsecureTrustAllCertificates = "insecureTrustAllCertificates"
 
-  /** Options whose values are secrets: never logged, shown in errors, or written anywhere by the connector. */
-  val Secret: Set[String] = Set(AwsAccessKey, AwsSecretKey, AwsSessionToken)
+  /**
+   * Options whose values are secrets: never logged, shown in errors, or written anywhere by the connector. The role's
+   * external id is a shared secret of sorts (its error says "<not shown>"). The option catalog marks them, so the
+   * Python package hides them too.
+   */
+  val Secret: Set[String] = Set(AwsAccessKey, AwsSecretKey, AwsSessionToken, RoleExternalId)
   val MaxRecordsPerFetch = "maxRecordsPerFetch"
   val FailOnDataLoss = "failOnDataLoss"
   val MaxFetchRate = "maxFetchRate"

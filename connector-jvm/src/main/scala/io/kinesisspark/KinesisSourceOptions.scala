@@ -4,8 +4,7 @@ import java.util.Locale
 
 import io.kinesisspark.aws.{AwsConnection, ConnectionOptions}
 import io.kinesisspark.efo.EfoOptions
-import io.kinesisspark.options.OptionValues._
-import io.kinesisspark.options.StreamNames
+import io.kinesisspark.options.{OptionSpec, StreamNames}
 import io.kinesisspark.reader.FetchLimits
 
 /**
@@ -58,27 +57,54 @@ object KinesisSourceOptions {
 
   /** Kinesis' "MB" in its limits is 2^20 bytes. */
   val MiB: Double = 1024 * 1024
-  val DefaultMaxFetchRateMBs = 1.0
   /** Kinesis serves each shard at most 2 MB/s. */
   val MaxFetchRateMBs = 2.0
   /** Kinesis allows 5 GetRecords calls per second per shard. */
   val MinFetchPeriodMs = 200L
   /** ListShards pages hold at most 10,000 shards. */
   val MaxShardsPerDescribeLimit = 10000
-
   /** GetRecords returns at most 10,000 records per call. */
   val MaxRecordsPerFetchLimit = 10000
 
-  // Defaults: those of the Databricks connector (minFetchPeriod's and maxFetchDuration's are FetchLimits').
-  val DefaultMaxRecordsPerFetch = 10000
-  val DefaultFetchBufferSizeBytes: Long = 20L << 30
-  val DefaultShardsPerTask = 5
-  val DefaultShardFetchIntervalMs = 1000L
-  val DefaultCoalesceThresholdBlockSize = 10000000L
-  val DefaultCoalesceBinSize = 128000000L
-  // Databricks lists 100 shards per page; 1,000 lists a stream of thousands of shards in a few calls (ListShards
-  // takes up to 10,000), well within its quota of 1,000 calls per second per stream.
-  val DefaultMaxShardsPerDescribe = 1000
+  /**
+   * The source's own options, with their defaults: those of the Databricks connector (minFetchPeriod's and
+   * maxFetchDuration's are FetchLimits'), except `maxShardsPerDescribe`'s. The connection's are
+   * [[ConnectionOptions.Spec]], enhanced fan-out's [[EfoOptions.Spec]].
+   */
+  object Spec {
+    import io.kinesisspark.options.OptionKind._
+
+    val streamName: OptionSpec[String] = OptionSpec(StreamName, Text(StreamNames.Accepted))
+    val initialPosition: OptionSpec[String] =
+      OptionSpec(KinesisOptionKeys.InitialPosition, Text(io.kinesisspark.InitialPosition.Accepted), Some("latest"))
+    val maxRecordsPerFetch: OptionSpec[Long] =
+      OptionSpec(MaxRecordsPerFetch, Integer(1, MaxRecordsPerFetchLimit), Some(10000L))
+    val failOnDataLoss: OptionSpec[Boolean] = OptionSpec(FailOnDataLoss, Flag, Some(true))
+    val maxFetchRate: OptionSpec[Double] = OptionSpec(MaxFetchRate, Decimal(0.0, MaxFetchRateMBs), Some(1.0))
+    val minFetchPeriod: OptionSpec[Long] =
+      OptionSpec(MinFetchPeriod, Duration(MinFetchPeriodMs), Some(FetchLimits.DefaultMinFetchPeriodMs))
+    val maxFetchDuration: OptionSpec[Long] =
+      OptionSpec(MaxFetchDuration, Duration(1L), Some(FetchLimits.DefaultMaxRoundMillis))
+    val fetchBufferSize: OptionSpec[Long] = OptionSpec(FetchBufferSize, ByteSize(), Some(20L << 30))
+    val shardsPerTask: OptionSpec[Long] = OptionSpec(ShardsPerTask, Integer(1, Int.MaxValue), Some(5L))
+    val shardFetchInterval: OptionSpec[Long] = OptionSpec(ShardFetchInterval, Duration(1L), Some(1000L))
+    val coalesceThresholdBlockSize: OptionSpec[Long] =
+      OptionSpec(CoalesceThresholdBlockSize, Integer(1, Long.MaxValue), Some(10000000L))
+    val coalesceBinSize: OptionSpec[Long] = OptionSpec(CoalesceBinSize, Integer(1, Long.MaxValue), Some(128000000L))
+    // Databricks lists 100 shards per page; 1,000 lists a stream of thousands of shards in a few calls (ListShards
+    // takes up to 10,000), well within its quota of 1,000 calls per second per stream.
+    val maxShardsPerDescribe: OptionSpec[Long] =
+      OptionSpec(MaxShardsPerDescribe, Integer(1, MaxShardsPerDescribeLimit), Some(1000L))
+    val maxRecordsPerTrigger: OptionSpec[Long] = OptionSpec(MaxRecordsPerTrigger, Integer(1, Long.MaxValue))
+    val maxBytesPerTrigger: OptionSpec[Long] = OptionSpec(MaxBytesPerTrigger, ByteSize())
+    val allowStreamRemoval: OptionSpec[Boolean] = OptionSpec(AllowStreamRemoval, Flag, Some(false))
+    val includeSubSequenceNumber: OptionSpec[Boolean] = OptionSpec(IncludeSubSequenceNumber, Flag, Some(false))
+
+    val all: Seq[OptionSpec[_]] = Seq(streamName, initialPosition, maxRecordsPerFetch, failOnDataLoss, maxFetchRate,
+      minFetchPeriod, maxFetchDuration, fetchBufferSize, shardsPerTask, shardFetchInterval, coalesceThresholdBlockSize,
+      coalesceBinSize, maxShardsPerDescribe, maxRecordsPerTrigger, maxBytesPerTrigger, allowStreamRemoval,
+      includeSubSequenceNumber)
+  }
 
   /** @param options user options; keys are matched case-insensitively. */
   def parse(options: Map[String, String]): KinesisSourceOptions = {
@@ -105,32 +131,23 @@ object KinesisSourceOptions {
     KinesisSourceOptions(
       streams = streams,
       connection = connection.copy(streamArns = streamRefs.flatMap(r => r.arn.map(a => r.name -> a.arn)).toMap),
-      initialPosition = get(KinesisOptionKeys.InitialPosition).map(io.kinesisspark.InitialPosition.parse(_, streams))
-        .getOrElse(io.kinesisspark.InitialPosition.Latest),
-      maxRecordsPerFetch = get(MaxRecordsPerFetch).map(parseInt(MaxRecordsPerFetch, _, 1, MaxRecordsPerFetchLimit))
-        .getOrElse(DefaultMaxRecordsPerFetch),
-      failOnDataLoss = get(FailOnDataLoss).map(parseBoolean(FailOnDataLoss, _)).getOrElse(true),
-      maxFetchRateBytesPerSec = MiB * get(MaxFetchRate).map(parseDouble(MaxFetchRate, _, 0.0, MaxFetchRateMBs))
-        .getOrElse(DefaultMaxFetchRateMBs),
-      minFetchPeriodMs = get(MinFetchPeriod).map(parseDuration(MinFetchPeriod, _, MinFetchPeriodMs))
-        .getOrElse(FetchLimits.DefaultMinFetchPeriodMs),
-      maxFetchDurationMs = get(MaxFetchDuration).map(parseDuration(MaxFetchDuration, _, 1L))
-        .getOrElse(FetchLimits.DefaultMaxRoundMillis),
-      fetchBufferSizeBytes = get(FetchBufferSize).map(parseBytes(FetchBufferSize, _)).getOrElse(DefaultFetchBufferSizeBytes),
-      shardsPerTask = get(ShardsPerTask).map(parseInt(ShardsPerTask, _, 1, Int.MaxValue)).getOrElse(DefaultShardsPerTask),
-      shardFetchIntervalMs = get(ShardFetchInterval).map(parseDuration(ShardFetchInterval, _, 1L))
-        .getOrElse(DefaultShardFetchIntervalMs),
-      coalesceThresholdBlockSize = get(CoalesceThresholdBlockSize)
-        .map(parseLong(CoalesceThresholdBlockSize, _, 1L, Long.MaxValue)).getOrElse(DefaultCoalesceThresholdBlockSize),
-      coalesceBinSize = get(CoalesceBinSize).map(parseLong(CoalesceBinSize, _, 1L, Long.MaxValue))
-        .getOrElse(DefaultCoalesceBinSize),
-      maxShardsPerDescribe = get(MaxShardsPerDescribe)
-        .map(parseInt(MaxShardsPerDescribe, _, 1, MaxShardsPerDescribeLimit)).getOrElse(DefaultMaxShardsPerDescribe),
-      maxRecordsPerTrigger = get(MaxRecordsPerTrigger).map(parseLong(MaxRecordsPerTrigger, _, 1L, Long.MaxValue)),
-      maxBytesPerTrigger = get(MaxBytesPerTrigger).map(parseBytes(MaxBytesPerTrigger, _)),
-      allowStreamRemoval = get(AllowStreamRemoval).exists(parseBoolean(AllowStreamRemoval, _)),
+      initialPosition = io.kinesisspark.InitialPosition.parse(Spec.initialPosition.valueOrDefault(get), streams),
+      maxRecordsPerFetch = Spec.maxRecordsPerFetch.valueOrDefault(get).toInt,
+      failOnDataLoss = Spec.failOnDataLoss.valueOrDefault(get),
+      maxFetchRateBytesPerSec = MiB * Spec.maxFetchRate.valueOrDefault(get),
+      minFetchPeriodMs = Spec.minFetchPeriod.valueOrDefault(get),
+      maxFetchDurationMs = Spec.maxFetchDuration.valueOrDefault(get),
+      fetchBufferSizeBytes = Spec.fetchBufferSize.valueOrDefault(get),
+      shardsPerTask = Spec.shardsPerTask.valueOrDefault(get).toInt,
+      shardFetchIntervalMs = Spec.shardFetchInterval.valueOrDefault(get),
+      coalesceThresholdBlockSize = Spec.coalesceThresholdBlockSize.valueOrDefault(get),
+      coalesceBinSize = Spec.coalesceBinSize.valueOrDefault(get),
+      maxShardsPerDescribe = Spec.maxShardsPerDescribe.valueOrDefault(get).toInt,
+      maxRecordsPerTrigger = Spec.maxRecordsPerTrigger.read(get),
+      maxBytesPerTrigger = Spec.maxBytesPerTrigger.read(get),
+      allowStreamRemoval = Spec.allowStreamRemoval.valueOrDefault(get),
       efo = EfoOptions.parse(get, streams),
       recordSchema = KinesisRecordSchema(RecordLayout.Databricks,
-        subSequenceNumber = get(IncludeSubSequenceNumber).exists(parseBoolean(IncludeSubSequenceNumber, _))))
+        subSequenceNumber = Spec.includeSubSequenceNumber.valueOrDefault(get)))
   }
 }

@@ -4,7 +4,7 @@ import org.slf4j.LoggerFactory
 
 import io.kinesisspark.KinesisErrors
 import io.kinesisspark.KinesisOptionKeys._
-import io.kinesisspark.options.OptionValues.{parseBoolean, parseDuration, parseInt}
+import io.kinesisspark.options.OptionSpec
 
 /**
  * The enhanced fan-out options of a query with `consumerMode` = `efo`, parsed once with the other source options.
@@ -55,17 +55,34 @@ object EfoOptions {
 
   private val log = LoggerFactory.getLogger(classOf[EfoOptions])
 
+  /** `consumerMode` and the options that mean something only with `efo`, with their defaults. */
+  object Spec {
+    import io.kinesisspark.options.OptionKind._
+
+    val consumerMode: OptionSpec[String] =
+      OptionSpec(ConsumerMode, Choice(Seq("polling", "efo"), "'polling' or 'efo'"), Some("polling"))
+    val consumerName: OptionSpec[String] = OptionSpec(ConsumerName, Text(s"a consumer name of 1 to 128 characters " +
+      s"from a-z, A-Z, 0-9, '_', '.' and '-' with the prefix of '$ConsumerNamePrefix', or a comma-separated list of " +
+      s"such names, one per stream of '$StreamName'"))
+    val consumerNamePrefix: OptionSpec[String] = OptionSpec(ConsumerNamePrefix, Text(s"an empty string or up to " +
+      s"${MaxConsumerNameLength - 1} characters from a-z, A-Z, 0-9, '_', '.' and '-'"), Some(DefaultConsumerNamePrefix))
+    val requireConsumerDeregistration: OptionSpec[Boolean] =
+      OptionSpec(RequireConsumerDeregistration, Flag, Some(false))
+    val consumerRefreshInterval: OptionSpec[Long] = OptionSpec(ConsumerRefreshInterval,
+      Duration(MinConsumerRefreshIntervalMs, Some(MaxConsumerRefreshIntervalMs -> "a duration from '1s' to '3600s'")),
+      Some(DefaultConsumerRefreshIntervalMs))
+    val efoSubscriptionMaxEvents: OptionSpec[Long] = OptionSpec(EfoSubscriptionMaxEvents, Integer(1, Int.MaxValue))
+
+    val all: Seq[OptionSpec[_]] = Seq(consumerMode, consumerName, consumerNamePrefix, requireConsumerDeregistration,
+      consumerRefreshInterval, efoSubscriptionMaxEvents)
+  }
+
   /** The options of `consumerMode` = `efo`; `None` for polling (where the EFO options are ignored, with a warning). */
   def parse(get: String => Option[String], streams: Seq[String]): Option[EfoOptions] = {
-    val efo = get(ConsumerMode).map(_.trim.toLowerCase(java.util.Locale.ROOT)) match {
-      case None | Some("polling") => false
-      case Some("efo")            => true
-      case Some(_)                => throw KinesisErrors.invalidOption(ConsumerMode, get(ConsumerMode).get, "'polling' or 'efo'")
-    }
-    val prefix = get(ConsumerNamePrefix).map(_.trim).getOrElse(DefaultConsumerNamePrefix)
+    val efo = Spec.consumerMode.valueOrDefault(get) == "efo"
+    val prefix = Spec.consumerNamePrefix.valueOrDefault(get).trim
     if (!ConsumerNameChars.pattern.matcher(prefix).matches() || prefix.length > MaxConsumerNameLength - 1) {
-      throw KinesisErrors.invalidOption(ConsumerNamePrefix, prefix,
-        s"an empty string or up to ${MaxConsumerNameLength - 1} characters from a-z, A-Z, 0-9, '_', '.' and '-'")
+      throw KinesisErrors.invalidOption(ConsumerNamePrefix, prefix, Spec.consumerNamePrefix.kind.accepted)
     }
     val names = get(ConsumerName).map(_.split(",", -1).map(_.trim).toSeq).getOrElse(Nil)
     val room = MaxConsumerNameLength - prefix.length
@@ -85,15 +102,9 @@ object EfoOptions {
       throw KinesisErrors.invalidOption(ConsumerNamePrefix, prefix, s"at most ${MaxConsumerNameLength - QueryIdLength} " +
         s"characters when the consumer is named by the streaming query id (no option '$ConsumerName')")
     }
-    val deregister = get(RequireConsumerDeregistration).exists(parseBoolean(RequireConsumerDeregistration, _))
-    val refreshMs = get(ConsumerRefreshInterval).map { v =>
-      val ms = parseDuration(ConsumerRefreshInterval, v, MinConsumerRefreshIntervalMs)
-      if (ms > MaxConsumerRefreshIntervalMs) {
-        throw KinesisErrors.invalidOption(ConsumerRefreshInterval, v, "a duration from '1s' to '3600s'")
-      }
-      ms
-    }.getOrElse(DefaultConsumerRefreshIntervalMs)
-    val maxEvents = get(EfoSubscriptionMaxEvents).map(parseInt(EfoSubscriptionMaxEvents, _, 1, Int.MaxValue))
+    val deregister = Spec.requireConsumerDeregistration.valueOrDefault(get)
+    val refreshMs = Spec.consumerRefreshInterval.valueOrDefault(get)
+    val maxEvents = Spec.efoSubscriptionMaxEvents.read(get).map(_.toInt)
 
     if (efo) Some(EfoOptions(names, prefix, deregister, refreshMs, maxEvents))
     else {

@@ -28,8 +28,10 @@ object StreamNames {
     value.split(",").map(_.trim).toSeq.map {
       case arn @ StreamArnPattern(_, region, _, name) => StreamRef(name, Some(StreamArn(arn, region)))
       case name if isStreamName(name) => StreamRef(name, None)
-      case _ => throw KinesisErrors.invalidOption(StreamName, value,
-        "comma-separated stream names (1-128 characters from a-z, A-Z, 0-9, '_', '-' and '.') or stream ARNs " +
-          "('arn:aws:kinesis:<region>:<account>:stream/<name>')")
+      case _ => throw KinesisErrors.invalidOption(StreamName, value, Accepted)
     }
+
+  /** What `streamName` accepts. */
+  val Accepted: String = "comma-separated stream names (1-128 characters from a-z, A-Z, 0-9, '_', '-' and '.') or " +
+    "stream ARNs ('arn:aws:kinesis:<region>:<account>:stream/<name>')"
 }

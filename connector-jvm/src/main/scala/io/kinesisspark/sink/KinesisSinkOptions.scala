@@ -5,7 +5,7 @@ import java.util.Locale
 import io.kinesisspark.KinesisErrors
 import io.kinesisspark.{KinesisOptionKeys => Keys}
 import io.kinesisspark.aws.{AwsConnection, ConnectionOptions}
-import io.kinesisspark.options.{OptionValues, StreamNames}
+import io.kinesisspark.options.{OptionSpec, StreamNames}
 
 /**
  * The sink's options, parsed once and validated when the write is set up (`start()` / `save()`), so a bad option
@@ -67,6 +67,41 @@ object KinesisSinkOptions {
   val MaxShardRecordsPerSecond = 1000000
 
   /**
+   * The sink's own options, with their defaults (`aggregation`'s is the format's: see [[SinkFlavour]]); the
+   * connection's are [[ConnectionOptions.Spec]].
+   */
+  object Spec {
+    import io.kinesisspark.options.OptionKind._
+
+    val streamName: OptionSpec[String] = OptionSpec(Keys.StreamName, Text(OneStreamAccepted))
+    val partitionKeyFallback: OptionSpec[String] = OptionSpec(Keys.PartitionKeyFallback, Choice(Seq("fail", "random"),
+      "'fail' (a row without a partition key fails the write) or 'random' (such rows get a random key)"), Some("fail"))
+    val maxInflightRequests: OptionSpec[Long] =
+      OptionSpec(Keys.MaxInflightRequests, Integer(1, MaxInflightRequestsLimit), Some(DefaultMaxInflightRequests.toLong))
+    val maxPutRetries: OptionSpec[Long] =
+      OptionSpec(Keys.MaxPutRetries, Integer(0, 1000), Some(DefaultMaxPutRetries.toLong))
+    val aggregation: OptionSpec[Boolean] = OptionSpec(Keys.Aggregation, Flag)
+    val aggregationMaxBytes: OptionSpec[Long] = OptionSpec(Keys.AggregationMaxBytes,
+      Integer(MinAggregationMaxBytes, PutRecordsLimits.MaxRecordBytes), Some(DefaultAggregationMaxBytes.toLong))
+    val preserveKeyOrder: OptionSpec[Boolean] = OptionSpec(Keys.PreserveKeyOrder, Flag, Some(false))
+    val pacing: OptionSpec[Boolean] = OptionSpec(Keys.Pacing, Flag, Some(true))
+    val maxRecordsPerShardPerSecond: OptionSpec[Long] = OptionSpec(Keys.MaxRecordsPerShardPerSecond,
+      Integer(1, MaxShardRecordsPerSecond), Some(ShardWriteLimits.KinesisRecordsPerSecond.toLong))
+    // A paced shard must take its largest record (1 MiB with its key) within a few seconds.
+    val maxBytesPerShardPerSecond: OptionSpec[Long] = OptionSpec(Keys.MaxBytesPerShardPerSecond,
+      ByteSize(Some(MinAggregationMaxBytes.toLong ->
+        s"a byte size of at least $MinAggregationMaxBytes bytes such as '1mb' or '524288'")),
+      Some(ShardWriteLimits.KinesisBytesPerSecond.toLong))
+
+    val all: Seq[OptionSpec[_]] = Seq(streamName, partitionKeyFallback, maxInflightRequests, maxPutRetries,
+      aggregation, aggregationMaxBytes, preserveKeyOrder, pacing, maxRecordsPerShardPerSecond,
+      maxBytesPerShardPerSecond)
+  }
+
+  private val OneStreamAccepted = "one stream name or stream ARN (the sink writes each row to one stream: route rows " +
+    "to several with a 'streamName' column)"
+
+  /**
    * @param options user options (awslabs names already translated); keys are matched case-insensitively
    * @param flavour `format("kinesis")`'s, or `format("aws-kinesis")`'s (aggregating by default)
    */
@@ -77,8 +112,7 @@ object KinesisSinkOptions {
     val streamRef = get(Keys.StreamName).map { value =>
       StreamNames.parse(value) match {
         case Seq(one) => one
-        case _ => throw KinesisErrors.invalidOption(Keys.StreamName, value, "one stream name or stream ARN (the sink " +
-          "writes each row to one stream: route rows to several with a 'streamName' column)")
+        case _ => throw KinesisErrors.invalidOption(Keys.StreamName, value, OneStreamAccepted)
       }
     }
     val connection = ConnectionOptions.parse(get, streamRef.flatMap(_.arn).map(_.region))
@@ -86,36 +120,27 @@ object KinesisSinkOptions {
       throw KinesisErrors.invalidOption(Keys.StreamName, get(Keys.StreamName).get,
         s"a stream ARN in the region the sink connects to (${connection.region}), like the option 'region'")
     }
-    val aggregation = get(Keys.Aggregation).map(OptionValues.parseBoolean(Keys.Aggregation, _)).getOrElse(flavour.defaultAggregation)
+    val aggregation = Spec.aggregation.read(get).getOrElse(flavour.defaultAggregation)
     KinesisSinkOptions(
       stream = streamRef.map(_.name),
       connection = connection.copy(streamArns = streamRef.flatMap(r => r.arn.map(a => r.name -> a.arn)).toMap),
-      partitionKeyFallback = get(Keys.PartitionKeyFallback).map(parseFallback).getOrElse(PartitionKeyFallback.Fail),
-      maxInflightRequests = get(Keys.MaxInflightRequests)
-        .map(OptionValues.parseInt(Keys.MaxInflightRequests, _, 1, MaxInflightRequestsLimit))
-        .getOrElse(DefaultMaxInflightRequests),
-      maxPutRetries = get(Keys.MaxPutRetries).map(OptionValues.parseInt(Keys.MaxPutRetries, _, 0, 1000))
-        .getOrElse(DefaultMaxPutRetries),
+      partitionKeyFallback = Spec.partitionKeyFallback.valueOrDefault(get) match {
+        case "random" => PartitionKeyFallback.Random
+        case _        => PartitionKeyFallback.Fail
+      },
+      maxInflightRequests = Spec.maxInflightRequests.valueOrDefault(get).toInt,
+      maxPutRetries = Spec.maxPutRetries.valueOrDefault(get).toInt,
       aggregation = aggregation,
-      aggregationMaxBytes = get(Keys.AggregationMaxBytes)
-        .map(OptionValues.parseInt(Keys.AggregationMaxBytes, _, MinAggregationMaxBytes, PutRecordsLimits.MaxRecordBytes))
-        .getOrElse(DefaultAggregationMaxBytes),
-      preserveKeyOrder = get(Keys.PreserveKeyOrder).exists(OptionValues.parseBoolean(Keys.PreserveKeyOrder, _)),
+      aggregationMaxBytes = Spec.aggregationMaxBytes.valueOrDefault(get).toInt,
+      preserveKeyOrder = Spec.preserveKeyOrder.valueOrDefault(get),
       streamNameColumn = flavour.routesByStreamNameColumn,
       pacing = parsePacing(get))
   }
 
   private def parsePacing(get: String => Option[String]): Option[ShardWriteLimits] = {
-    val records = get(Keys.MaxRecordsPerShardPerSecond)
-      .map(OptionValues.parseInt(Keys.MaxRecordsPerShardPerSecond, _, 1, MaxShardRecordsPerSecond))
-    val bytes = get(Keys.MaxBytesPerShardPerSecond).map { value =>
-      val n = OptionValues.parseBytes(Keys.MaxBytesPerShardPerSecond, value)
-      // A paced shard must take its largest record (1 MiB with its key) within a few seconds.
-      if (n < MinAggregationMaxBytes) throw KinesisErrors.invalidOption(Keys.MaxBytesPerShardPerSecond, value,
-        s"a byte size of at least $MinAggregationMaxBytes bytes such as '1mb' or '524288'")
-      n
-    }
-    val on = get(Keys.Pacing).forall(OptionValues.parseBoolean(Keys.Pacing, _))
+    val records = Spec.maxRecordsPerShardPerSecond.read(get)
+    val bytes = Spec.maxBytesPerShardPerSecond.read(get)
+    val on = Spec.pacing.valueOrDefault(get)
     if (!on) {
       records.map(_ => Keys.MaxRecordsPerShardPerSecond).orElse(bytes.map(_ => Keys.MaxBytesPerShardPerSecond))
         .foreach { option =>
@@ -123,14 +148,7 @@ object KinesisSinkOptions {
             s"'true' when '$option' is set (the limits are what pacing keeps each shard to)")
         }
       None
-    } else Some(ShardWriteLimits(records.getOrElse(ShardWriteLimits.KinesisRecordsPerSecond),
-      bytes.getOrElse(ShardWriteLimits.KinesisBytesPerSecond)))
-  }
-
-  private def parseFallback(value: String): PartitionKeyFallback = value.trim.toLowerCase(Locale.ROOT) match {
-    case "fail"   => PartitionKeyFallback.Fail
-    case "random" => PartitionKeyFallback.Random
-    case _ => throw KinesisErrors.invalidOption(Keys.PartitionKeyFallback, value,
-      "'fail' (a row without a partition key fails the write) or 'random' (such rows get a random key)")
+    } else Some(ShardWriteLimits(Spec.maxRecordsPerShardPerSecond.valueOrDefault(get).toInt,
+      Spec.maxBytesPerShardPerSecond.valueOrDefault(get)))
   }
 }
