@@ -187,6 +187,21 @@ def test_user_records_of_aggregates_over_several_shards(kinesis, stream, read_ki
     query.stop()
 
 
+def test_a_start_named_inside_an_aggregate_reads_its_later_user_records_first(kinesis, stream, read_kinesis, sink):
+    """A consumer that stopped at user record 3 of an aggregate: ``sub_sequence_number`` starts after it."""
+    name = stream(1)
+    producer = Producer(kinesis, name)
+    (shard,) = producer.shards
+    stopped_in = producer.put_aggregate(shard, users("a", 8))
+    producer.put_aggregate(shard, users("b", 5))
+    position = {"shards": {shard: {"after_sequence_number": stopped_in.sequence_number, "sub_sequence_number": 3}}}
+
+    expected = [row for row in producer.expected if row[1] != stopped_in.sequence_number or row[2] > 3]
+    query, records = run_to(sink, read_kinesis(name, initialPosition=json.dumps(position)), expected)
+    assert_rows_exactly(records, expected)
+    query.stop()
+
+
 def test_aggregated_and_plain_records_mixed_in_one_shard(kinesis, stream, read_kinesis, sink):
     name = stream(1)
     producer = Producer(kinesis, name)

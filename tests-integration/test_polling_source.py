@@ -180,6 +180,24 @@ def test_initial_position_per_shard_continues_where_another_consumer_stopped(kin
     assert_delivered_exactly(sink.wait_for_rows(query, len(expected) + 60), expected + later, name)
 
 
+def test_initial_position_per_shard_reads_the_children_of_a_named_shard_that_split_since(
+    kinesis, stream, read_kinesis, sink
+):
+    """Another consumer stopped in a shard that split afterwards: the children, not named, start at their
+    beginning, not at the default ``latest``, which would skip every record they hold (issue 38)."""
+    name = stream(1)
+    parent_puts = kinesis.put_records(name, numbered(100))
+    [parent] = [s["ShardId"] for s in kinesis.shards(name)]
+    kinesis.split_shard(name, parent)
+    child_puts = kinesis.put_records(name, numbered(100, start=100, prefix="child"))
+    assert len({p.shard_id for p in child_puts} - {parent}) == 2, "the keys must land in both child shards"
+    position = {"default": "latest", "shards": {parent: {"after_sequence_number": parent_puts[29].sequence_number}}}
+
+    query = sink.start(read_kinesis(name, initialPosition=json.dumps(position)))
+    expected = parent_puts[30:] + child_puts
+    assert_delivered_exactly(sink.wait_for_rows(query, len(expected)), expected, name)
+
+
 def test_initial_position_per_shard_refuses_unknown_shards_and_foreign_sequence_numbers(
     kinesis, stream, read_kinesis, sink
 ):

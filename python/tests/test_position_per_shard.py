@@ -58,3 +58,39 @@ def test_shards_need_one_stream_to_belong_to():
 def test_per_shard_takes_initial_positions_only():
     with pytest.raises(TypeError, match="takes InitialPosition values"):
         InitialPosition.per_shard({SHARD: "latest"})  # type: ignore[dict-item]
+
+
+def test_a_position_can_name_a_user_record_inside_an_aggregate():
+    position = InitialPosition.per_shard(
+        {
+            SHARD: InitialPosition.after_sequence_number("495", sub_sequence_number=3),
+            "shardId-000000000001": InitialPosition.at_sequence_number("7", 0),
+        }
+    )
+    assert json.loads(str(position))["shards"] == {
+        SHARD: {"after_sequence_number": "495", "sub_sequence_number": 3},
+        "shardId-000000000001": {"at_sequence_number": "7", "sub_sequence_number": 0},
+    }
+    check_initial_position(str(position), ["orders"])
+    for bad in (-1, True, 1.5, "3"):
+        with pytest.raises(ValueError, match="a sub-sequence number is a whole number of at least 0"):
+            InitialPosition.after_sequence_number("495", bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("position", "expected"),
+    [
+        ({"after_sequence_number": "1", "sub_sequence_number": -1}, "KPL aggregate), not -1."),
+        ({"after_sequence_number": "1", "sub_sequence_number": "3"}, 'KPL aggregate), not "3".'),
+        ({"after_sequence_number": "1", "sub_sequence_number": True}, "KPL aggregate), not true."),
+        ({"sub_sequence_number": 1}, 'inside a KPL aggregate), not {"sub_sequence_number":1}.'),
+    ],
+)
+def test_a_bad_sub_sequence_number_is_refused_as_the_jvm_refuses_it(position, expected):
+    value = json.dumps({"shards": {SHARD: position}})
+    with pytest.raises(KinesisOptionError) as refused:
+        check_initial_position(value, ["orders"])
+    message = str(refused.value)
+    assert f"the position of shard '{SHARD}' of stream 'orders'" in message and message.endswith(expected), (
+        message
+    )

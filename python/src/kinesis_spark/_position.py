@@ -26,6 +26,9 @@ def _accepted() -> str:
 
 _NAMES = ("latest", "trim_horizon", "earliest")
 _SEQUENCE_KEYS = ("at_sequence_number", "after_sequence_number")
+# Beside a sequence number: a user record's index inside its KPL aggregate.
+_SUB_SEQUENCE_KEY = "sub_sequence_number"
+_LONG_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -112,20 +115,34 @@ class InitialPosition:
         return cls(json.dumps({"at_timestamp": stamp, "format": _TIMESTAMP_FORMAT}))
 
     @classmethod
-    def at_sequence_number(cls, sequence_number: str) -> InitialPosition:
-        """Start one shard at the record with ``sequence_number`` (every sub-record of a KPL aggregate).
+    def at_sequence_number(
+        cls, sequence_number: str, sub_sequence_number: int | None = None
+    ) -> InitialPosition:
+        """Start one shard at the record with ``sequence_number``.
 
-        Only for :meth:`per_shard`: a sequence number belongs to one shard.
+        Every user record of a KPL aggregate, or from user record ``sub_sequence_number`` of it on. Only for
+        :meth:`per_shard`: a sequence number belongs to one shard.
+
+        Examples
+        --------
+        >>> InitialPosition.at_sequence_number("4959", sub_sequence_number=2)
+        InitialPosition('{"at_sequence_number": "4959", "sub_sequence_number": 2}')
         """
-        return cls(json.dumps({"at_sequence_number": _sequence_number(sequence_number)}))
+        return cls(json.dumps(_sequence_position("at_sequence_number", sequence_number, sub_sequence_number)))
 
     @classmethod
-    def after_sequence_number(cls, sequence_number: str) -> InitialPosition:
+    def after_sequence_number(
+        cls, sequence_number: str, sub_sequence_number: int | None = None
+    ) -> InitialPosition:
         """Start one shard after the record with ``sequence_number`` (the last one another consumer read).
 
-        Only for :meth:`per_shard`: a sequence number belongs to one shard.
+        With ``sub_sequence_number``, after that user record of its KPL aggregate (a consumer that stopped
+        inside one): the aggregate's later user records come first. Only for :meth:`per_shard`: a sequence
+        number belongs to one shard.
         """
-        return cls(json.dumps({"after_sequence_number": _sequence_number(sequence_number)}))
+        return cls(
+            json.dumps(_sequence_position("after_sequence_number", sequence_number, sub_sequence_number))
+        )
 
     @classmethod
     def per_shard(
@@ -178,6 +195,18 @@ def _sequence_number(sequence_number: str) -> str:
     if not isinstance(sequence_number, str) or not sequence_number.isascii() or not sequence_number.isdigit():
         raise ValueError(f"a Kinesis sequence number is a string of decimal digits, not {sequence_number!r}")
     return sequence_number
+
+
+def _sequence_position(key: str, sequence_number: str, sub_sequence_number: int | None) -> dict[str, Any]:
+    position: dict[str, Any] = {key: _sequence_number(sequence_number)}
+    if sub_sequence_number is not None:
+        valid = isinstance(sub_sequence_number, int) and not isinstance(sub_sequence_number, bool)
+        if not valid or not 0 <= sub_sequence_number <= _LONG_MAX:
+            raise ValueError(
+                f"a sub-sequence number is a whole number of at least 0, not {sub_sequence_number!r}"
+            )
+        position[_SUB_SEQUENCE_KEY] = sub_sequence_number
+    return position
 
 
 def _json_value(position: InitialPosition) -> Any:
@@ -285,7 +314,8 @@ def _position(value: Any, what: str, text: str) -> str:
     """Check one position; return its kind: "name", "timestamp" or "sequence"."""
     expected = (
         f"""{what} to be 'latest', 'trim_horizon', 'earliest', {{"at_timestamp": ..., "format": ...}}, """
-        f"""{{"at_sequence_number": "<n>"}} or {{"after_sequence_number": "<n>"}}, not {_compact(value)}"""
+        f"""{{"at_sequence_number": "<n>"}} or {{"after_sequence_number": "<n>"}} (either with """
+        f""""{_SUB_SEQUENCE_KEY}": <i> inside a KPL aggregate), not {_compact(value)}"""
     )
     option = keys.INITIAL_POSITION
     if isinstance(value, str):
@@ -295,13 +325,21 @@ def _position(value: Any, what: str, text: str) -> str:
     if not isinstance(value, dict):
         raise invalid_option(option, text, expected)
     sequence_keys = [k for k in _SEQUENCE_KEYS if k in value]
-    if len(value) == 1 and len(sequence_keys) == 1 and isinstance(value[sequence_keys[0]], str):
+    sequence_fields = len(value) - (_SUB_SEQUENCE_KEY in value)
+    if sequence_fields == 1 and len(sequence_keys) == 1 and isinstance(value[sequence_keys[0]], str):
         seq = value[sequence_keys[0]]
         if not seq or len(seq) > 128 or not all("0" <= c <= "9" for c in seq):
             digits = f"{what} to hold a sequence number of 1 to 128 digits, not '{seq}'"
             raise invalid_option(option, text, digits)
+        sub = value.get(_SUB_SEQUENCE_KEY, 0)
+        if isinstance(sub, bool) or not isinstance(sub, int) or not 0 <= sub <= _LONG_MAX:
+            whole = (
+                f'{what} to hold a "{_SUB_SEQUENCE_KEY}" that is a whole number of at least 0 (a user '
+                f"record's index in its KPL aggregate), not {_compact(sub)}"
+            )
+            raise invalid_option(option, text, whole)
         return "sequence"
-    if not sequence_keys and "at_timestamp" in value:
+    if not sequence_keys and "at_timestamp" in value and _SUB_SEQUENCE_KEY not in value:
         _check_at_timestamp(text, value)
         return "timestamp"
     raise invalid_option(option, text, expected)

@@ -30,16 +30,46 @@ sealed trait InitialPosition {
     case InitialPosition.Latest                   => ShardPosition.AtTimestamp(nowMillis)
     case InitialPosition.TrimHorizon              => ShardPosition.TrimHorizon
     case InitialPosition.AtTimestamp(ms)          => ShardPosition.AtTimestamp(ms)
-    case InitialPosition.AtSequenceNumber(seq)    => ShardPosition.atRecord(seq)
-    case InitialPosition.AfterSequenceNumber(seq) => ShardPosition.AfterRecord(seq)
+    // An aggregate's user records are numbered from 0: from record i on is after record i - 1.
+    case InitialPosition.AtSequenceNumber(seq, sub) => ShardPosition.AfterRecord(seq, Some(sub.fold(-1L)(_ - 1)))
+    case InitialPosition.AfterSequenceNumber(seq, sub) => ShardPosition.AfterRecord(seq, sub)
     case InitialPosition.PerShard(default, _)     => default.shardPosition(nowMillis)
   }
 
-  /** Where one shard starts: its own position when one is named, else the stream-wide one. */
-  def shardPosition(stream: String, shardId: String, nowMillis: Long): ShardPosition = this match {
+  /**
+   * Where each shard of `stream` (`listed`: its shards, as ListShards gives them) starts when the query, or the
+   * stream added to it, starts at `nowMillis`. A shard named per shard starts where it is named. The shards that
+   * descend from a named one and are not named themselves start at their beginning (TRIM_HORIZON), never at the
+   * default: they hold records that came after the named position, which a `latest` default would skip. The shards
+   * a named one descends from, not named themselves, count as read to their end: children are read only after their
+   * parents ended, so whoever read the named shard had read them. Other shards start at the default.
+   *
+   * {{{
+   *   // shardId-0 split into 1 and 2; shardId-1 named, from a consumer that stopped in it
+   *   PerShard(Latest, Map(("s", "shardId-1") -> AfterSequenceNumber("42"))).shardPositions("s", shards, now)
+   *   // shardId-0 -> Finished, shardId-1 -> AfterRecord("42"), shardId-2 -> AtTimestamp(now) (not a descendant)
+   * }}}
+   */
+  def shardPositions(stream: String, listed: Seq[ShardInfo], nowMillis: Long): Map[String, ShardPosition] = this match {
     case InitialPosition.PerShard(default, shards) =>
-      shards.getOrElse((stream, shardId), default).shardPosition(nowMillis)
-    case one => one.shardPosition(nowMillis)
+      val named = listed.map(_.shardId).filter(id => shards.contains((stream, id))).toSet
+      val graph = ShardGraph(listed)
+      val ancestors = graph.ancestorsOf(named) -- named
+      val descendants = graph.descendantsOf(named) -- named -- ancestors
+      if (ancestors.nonEmpty || descendants.nonEmpty) {
+        InitialPosition.log.info(s"Option '${InitialPosition.OptionKey}' names shards of stream '$stream' related to " +
+          s"shards it does not name: ${InitialPosition.listed(descendants)} descend from named shards and start at " +
+          s"their beginning; ${InitialPosition.listed(ancestors)} are ancestors of named shards and count as read")
+      }
+      listed.map { shard =>
+        val id = shard.shardId
+        id -> shards.get((stream, id)).map(_.shardPosition(nowMillis)).getOrElse {
+          if (ancestors(id)) ShardPosition.Finished
+          else if (descendants(id)) ShardPosition.TrimHorizon
+          else default.shardPosition(nowMillis)
+        }
+      }.toMap
+    case one => listed.map(_.shardId -> one.shardPosition(nowMillis)).toMap
   }
 
   /**
@@ -79,10 +109,18 @@ object InitialPosition {
   case object TrimHorizon extends InitialPosition
   /** Records whose approximate arrival time is at or after `epochMillis`. */
   final case class AtTimestamp(epochMillis: Long) extends InitialPosition
-  /** Per shard only: the record with this sequence number (all of an aggregate's sub-records) and later ones. */
-  final case class AtSequenceNumber(sequenceNumber: String) extends InitialPosition
-  /** Per shard only: the records after this sequence number. */
-  final case class AfterSequenceNumber(sequenceNumber: String) extends InitialPosition
+  /**
+   * Per shard only: the record with this sequence number and later ones; with `subSequenceNumber`, from that user
+   * record of the record's KPL aggregate on (without it, all of the aggregate's user records).
+   */
+  final case class AtSequenceNumber(sequenceNumber: String, subSequenceNumber: Option[Long] = None)
+    extends InitialPosition
+  /**
+   * Per shard only: the records after this sequence number; with `subSequenceNumber`, the user records of its KPL
+   * aggregate after that one, then the records after it (a consumer that stopped inside an aggregate).
+   */
+  final case class AfterSequenceNumber(sequenceNumber: String, subSequenceNumber: Option[Long] = None)
+    extends InitialPosition
   /** A position per (stream, shard id); shards not named start at `default`. */
   final case class PerShard(default: InitialPosition, shards: Map[(String, String), InitialPosition])
     extends InitialPosition
@@ -91,13 +129,18 @@ object InitialPosition {
   val DefaultTimestampFormat = "MM/dd/yyyy HH:mm:ss ZZZ"
 
   private val OptionKey = KinesisOptionKeys.InitialPosition
+  private val log = org.slf4j.LoggerFactory.getLogger(classOf[InitialPosition])
+
+  private def listed(shards: Set[String]): String =
+    if (shards.isEmpty) "no shards" else shards.toSeq.sorted.mkString(", ")
 
   /** What `initialPosition` accepts. */
   val Accepted: String =
     """'latest', 'trim_horizon', 'earliest', JSON {"at_timestamp": "06/25/2020 10:23:45 PDT"} with an """ +
       s"""optional "format" field (default "$DefaultTimestampFormat"), or JSON with positions per shard """ +
       """{"default": <one of those>, "shards": {"<shard id>": <one of those, or {"at_sequence_number": "<n>"} """ +
-      """or {"after_sequence_number": "<n>"}>}} ("streams": {"<stream>": {"<shard id>": ...}} when reading several)"""
+      """or {"after_sequence_number": "<n>"}, either with "sub_sequence_number": <i> inside a KPL aggregate>}} """ +
+      """("streams": {"<stream>": {"<shard id>": ...}} when reading several)"""
 
   private val PerShardKeys = Set("default", "shards", "streams")
 
@@ -128,8 +171,8 @@ object InitialPosition {
     val default = map.get("default") match {
       case None => Latest
       case Some(v) => stage(v, s"""the "default" position""", json) match {
-        case AtSequenceNumber(_) | AfterSequenceNumber(_) => throw fail(""""default" to be latest, trim_horizon or """ +
-          s"at_timestamp, not ${JsonMethods.compact(v)}: a sequence number belongs to one shard")
+        case AtSequenceNumber(_, _) | AfterSequenceNumber(_, _) => throw fail(""""default" to be latest, """ +
+          s"trim_horizon or at_timestamp, not ${JsonMethods.compact(v)}: a sequence number belongs to one shard")
         case p => p
       }
     }
@@ -166,20 +209,32 @@ object InitialPosition {
   /** One position: a name, an at_timestamp object, or (per shard) a sequence number object. */
   private def stage(value: JValue, what: String, json: String): InitialPosition = {
     def fail() = KinesisErrors.invalidOption(OptionKey, json, s"""$what to be 'latest', 'trim_horizon', 'earliest', """ +
-      """{"at_timestamp": ..., "format": ...}, {"at_sequence_number": "<n>"} or {"after_sequence_number": "<n>"}, """ +
-      s"not ${JsonMethods.compact(value)}")
+      """{"at_timestamp": ..., "format": ...}, {"at_sequence_number": "<n>"} or {"after_sequence_number": "<n>"} """ +
+      s"""(either with "$SubSequenceKey": <i> inside a KPL aggregate), not ${JsonMethods.compact(value)}""")
     value match {
       case JString(name) => parseName(name.trim).getOrElse(throw fail())
       case JObject(fs) =>
         val f = fs.toMap
+        val sequenceFields = fs.size - f.get(SubSequenceKey).size
         (f.get("at_sequence_number"), f.get("after_sequence_number")) match {
-          case (Some(JString(seq)), None) if fs.size == 1 => AtSequenceNumber(sequenceNumber(seq, what, json))
-          case (None, Some(JString(seq))) if fs.size == 1 => AfterSequenceNumber(sequenceNumber(seq, what, json))
-          case (None, None) if f.contains("at_timestamp") => parseAtTimestamp(json, f)
+          case (Some(JString(seq)), None) if sequenceFields == 1 =>
+            AtSequenceNumber(sequenceNumber(seq, what, json), f.get(SubSequenceKey).map(subSequence(_, what, json)))
+          case (None, Some(JString(seq))) if sequenceFields == 1 =>
+            AfterSequenceNumber(sequenceNumber(seq, what, json), f.get(SubSequenceKey).map(subSequence(_, what, json)))
+          case (None, None) if f.contains("at_timestamp") && !f.contains(SubSequenceKey) => parseAtTimestamp(json, f)
           case _ => throw fail()
         }
       case _ => throw fail()
     }
+  }
+
+  /** The field naming a user record inside a KPL aggregate, beside a sequence number. */
+  private val SubSequenceKey = "sub_sequence_number"
+
+  private def subSequence(value: JValue, what: String, json: String): Long = value match {
+    case JInt(i) if i >= 0 && i <= Long.MaxValue => i.toLong
+    case other => throw KinesisErrors.invalidOption(OptionKey, json, s"""$what to hold a "$SubSequenceKey" that is """ +
+      s"a whole number of at least 0 (a user record's index in its KPL aggregate), not ${JsonMethods.compact(other)}")
   }
 
   private def sequenceNumber(seq: String, what: String, json: String): String = {
@@ -193,9 +248,9 @@ object InitialPosition {
   }
 
   private def sequenceOf(position: InitialPosition): Option[String] = position match {
-    case AtSequenceNumber(seq)    => Some(seq)
-    case AfterSequenceNumber(seq) => Some(seq)
-    case _                        => None
+    case AtSequenceNumber(seq, _)    => Some(seq)
+    case AfterSequenceNumber(seq, _) => Some(seq)
+    case _                           => None
   }
 
   private def invalid(what: String): IllegalArgumentException =
@@ -203,10 +258,11 @@ object InitialPosition {
 
   /** The error for a named start Kinesis refuses to give an iterator at (called by the first start). */
   def refused(stream: String, shardId: String, position: InitialPosition, detail: String): IllegalArgumentException = {
+    def inAggregate(sub: Option[Long]) = sub.fold("")(i => s" (user record $i of its aggregate)")
     val start = position match {
-      case AtSequenceNumber(seq)    => s"at sequence number $seq"
-      case AfterSequenceNumber(seq) => s"after sequence number $seq"
-      case other                    => other.toString
+      case AtSequenceNumber(seq, sub)    => s"at sequence number $seq${inAggregate(sub)}"
+      case AfterSequenceNumber(seq, sub) => s"after sequence number $seq${inAggregate(sub)}"
+      case other                         => other.toString
     }
     invalid(s"a start $start in shard '$shardId' of stream '$stream', which Kinesis refuses ($detail): the " +
       "record may have been trimmed by retention or belong to another shard; start that shard at 'trim_horizon' or " +

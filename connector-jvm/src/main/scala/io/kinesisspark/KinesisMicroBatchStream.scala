@@ -90,7 +90,7 @@ final class KinesisMicroBatchStream(
           val shards = TransientBackoff.retrying(s"Listing the shards of '$stream'")(
             api.listShards(stream, options.maxShardsPerDescribe))
           initial.checkShards(stream, shards)
-          stream -> shards.map(s => s.shardId -> initial.shardPosition(stream, s.shardId, now)).toMap
+          stream -> initial.shardPositions(stream, shards, now)
         }.toMap,
         options.streams.map(stream => stream ->
           TransientBackoff.retrying(s"Describing Kinesis stream '$stream'")(api.describeStream(stream)).createdMillis).toMap)

@@ -47,6 +47,23 @@ final case class ShardGraph(shards: Seq[ShardInfo]) {
     }
   }
 
+  /** The listed shards that descend from any of `ids` (children, their children...), `ids` themselves left out. */
+  def descendantsOf(ids: Set[String]): Set[String] = closure(ids, children) -- ids
+
+  /** The listed shards any of `ids` descends from (parents, their parents...), `ids` themselves left out. */
+  def ancestorsOf(ids: Set[String]): Set[String] = closure(ids, parents) -- ids
+
+  private def closure(from: Set[String], next: Map[String, Seq[String]]): Set[String] = {
+    var reached = Set.empty[String]
+    var frontier = from.toSeq
+    while (frontier.nonEmpty) {
+      val found = frontier.flatMap(next.getOrElse(_, Nil)).filter(id => listed(id) && !reached(id))
+      reached ++= found
+      frontier = found.distinct
+    }
+    reached
+  }
+
   /** The listed parents of a shard (parents that aged out of the stream are not listed). */
   def parentsOf(shardId: String): Seq[String] = parents.getOrElse(shardId, Nil).filter(listed)
 

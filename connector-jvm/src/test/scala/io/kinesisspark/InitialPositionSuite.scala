@@ -52,18 +52,26 @@ class InitialPositionPerShardSuite extends AnyFunSuite {
   private def error(json: String, streams: Seq[String] = Seq("orders")): String =
     intercept[IllegalArgumentException](parse(json, streams)).getMessage
 
+  /** Where `shardId` starts, listed alone (no relatives). */
+  private def position(p: InitialPosition, stream: String, shardId: String, nowMillis: Long): ShardPosition =
+    p.shardPositions(stream, Seq(ShardInfo(shardId, Nil, closed = false)), nowMillis)(shardId)
+
+  /** A shard and its parents, as ListShards lists them. */
+  private def shard(id: Int, parents: Int*): ShardInfo =
+    ShardInfo(f"shardId-$id%012d", parents.map(p => f"shardId-$p%012d"), closed = false)
+
   test("positions per shard of the one stream read, a default for the others") {
     val p = parse(s"""{"default": "trim_horizon", "shards": {"$Shard0": {"after_sequence_number": "100"},
       "$Shard1": {"at_sequence_number": "205"}}}""", Seq("orders"))
     assert(p == PerShard(TrimHorizon, Map(("orders", Shard0) -> AfterSequenceNumber("100"),
       ("orders", Shard1) -> AtSequenceNumber("205"))))
-    assert(p.shardPosition("orders", Shard0, 5L) == ShardPosition.AfterRecord("100"))
+    assert(position(p, "orders", Shard0, 5L) == ShardPosition.AfterRecord("100"))
     // At a sequence number: the whole record, every sub-record of an aggregate included.
-    val at = p.shardPosition("orders", Shard1, 5L).asInstanceOf[ShardPosition.AfterRecord]
+    val at = position(p, "orders", Shard1, 5L).asInstanceOf[ShardPosition.AfterRecord]
     assert(ShardPosition.isAfter(ShardPosition.AfterRecord("205"), at))
     assert(ShardPosition.isAfter(ShardPosition.AfterRecord("205", Some(0L)), at))
     assert(!ShardPosition.isAfter(ShardPosition.AfterRecord("204"), at))
-    assert(p.shardPosition("orders", "shardId-000000000002", 5L) == ShardPosition.TrimHorizon)
+    assert(position(p, "orders", "shardId-000000000002", 5L) == ShardPosition.TrimHorizon)
     // Leading zeros go: Kinesis's StartingSequenceNumber pattern refuses them.
     assert(parse(s"""{"shards": {"$Shard0": {"after_sequence_number": "00100"}, "$Shard1": {"at_sequence_number": "000"}}}""",
       Seq("orders")) == PerShard(Latest, Map(("orders", Shard0) -> AfterSequenceNumber("100"),
@@ -73,18 +81,18 @@ class InitialPositionPerShardSuite extends AnyFunSuite {
   test("the default defaults to latest, and may be a timestamp; shards may start at a name or a timestamp") {
     val p = parse(s"""{"shards": {"$Shard0": "Trim_Horizon", "$Shard1": {"at_timestamp": "06/25/2020 10:23:45 PDT"}}}""",
       Seq("orders"))
-    assert(p.shardPosition("orders", "other", 42L) == ShardPosition.AtTimestamp(42L))
-    assert(p.shardPosition("orders", Shard0, 42L) == ShardPosition.TrimHorizon)
-    assert(p.shardPosition("orders", Shard1, 42L) == ShardPosition.AtTimestamp(1593105825000L))
+    assert(position(p, "orders", "other", 42L) == ShardPosition.AtTimestamp(42L))
+    assert(position(p, "orders", Shard0, 42L) == ShardPosition.TrimHorizon)
+    assert(position(p, "orders", Shard1, 42L) == ShardPosition.AtTimestamp(1593105825000L))
     val timed = parse("""{"default": {"at_timestamp": "2020-06-25", "format": "yyyy-MM-dd"}}""", Seq("orders"))
-    assert(timed.isInstanceOf[PerShard] && timed.shardPosition("orders", Shard0, 0L).isInstanceOf[ShardPosition.AtTimestamp])
+    assert(timed.isInstanceOf[PerShard] && position(timed, "orders", Shard0, 0L).isInstanceOf[ShardPosition.AtTimestamp])
   }
 
   test("several streams: positions under \"streams\", by stream name") {
     val p = parse(s"""{"streams": {"a": {"$Shard0": {"after_sequence_number": "7"}}, "b": {"$Shard0": "latest"}}}""",
       Seq("a", "b"))
-    assert(p.shardPosition("a", Shard0, 1L) == ShardPosition.AfterRecord("7"))
-    assert(p.shardPosition("b", Shard0, 1L) == ShardPosition.AtTimestamp(1L))
+    assert(position(p, "a", Shard0, 1L) == ShardPosition.AfterRecord("7"))
+    assert(position(p, "b", Shard0, 1L) == ShardPosition.AtTimestamp(1L))
     assert(p.sequenceStarts == Seq(("a", Shard0, AfterSequenceNumber("7"))))
   }
 
@@ -116,5 +124,66 @@ class InitialPositionPerShardSuite extends AnyFunSuite {
     // In range (or no range known): accepted; other streams' listings are not this one's business.
     parse(s"""{"shards": {"$Shard0": {"at_sequence_number": "150"}}}""", Seq("orders")).checkShards("orders", both)
     p.checkShards("elsewhere", Nil)
+  }
+
+  test("a closed shard's ending below its starting (kinesis-local's placeholder) does not refuse its positions") {
+    val placeholder = SequenceNumberRange.of(BigInt("49680639532808964946767647839967994148135834781340401666"),
+      Some(BigInt(Long.MaxValue)))
+    assert(placeholder == SequenceNumberRange(BigInt("49680639532808964946767647839967994148135834781340401666"), None))
+    assert(SequenceNumberRange.of(100, Some(199)) == SequenceNumberRange(100, Some(199)))
+    val inClosed = parse("""{"shards": {"shardId-000000000000":
+      {"after_sequence_number": "49680639532808964946767647840004261922724273656581586946"}}}""", Seq("orders"))
+    inClosed.checkShards("orders", Seq(ShardInfo(Shard0, Nil, closed = true, sequenceNumberRange = Some(placeholder))))
+  }
+
+  test("the unnamed descendants of a named shard start at their beginning, never at the default") {
+    // 0 split into 1 and 2; 1 and 2 merged into 3; 4 unrelated. A consumer stopped in 0, before the reshards.
+    val shards = Seq(shard(0), shard(1, 0), shard(2, 0), shard(3, 1, 2), shard(4))
+    val p = parse(s"""{"default": "latest", "shards": {"$Shard0": {"after_sequence_number": "100"}}}""", Seq("orders"))
+    assert(p.shardPositions("orders", shards, 7L) == Map(
+      Shard0 -> ShardPosition.AfterRecord("100"),
+      "shardId-000000000001" -> ShardPosition.TrimHorizon,
+      "shardId-000000000002" -> ShardPosition.TrimHorizon,
+      "shardId-000000000003" -> ShardPosition.TrimHorizon,
+      "shardId-000000000004" -> ShardPosition.AtTimestamp(7L)))
+  }
+
+  test("the unnamed ancestors of a named shard count as read; a merge's other parent starts at the default") {
+    // 0 split into 1 and 2; 2 and 5 merged into 6. The consumer had reached 1 and 6.
+    val shards = Seq(shard(0), shard(1, 0), shard(2, 0), shard(5), shard(6, 2, 5))
+    val p = parse("""{"default": "trim_horizon", "shards": {"shardId-000000000001": {"at_sequence_number": "7"},
+      "shardId-000000000006": {"after_sequence_number": "9"}}}""", Seq("orders"))
+    assert(p.shardPositions("orders", shards, 7L) == Map(
+      Shard0 -> ShardPosition.Finished,
+      "shardId-000000000001" -> ShardPosition.atRecord("7"),
+      "shardId-000000000002" -> ShardPosition.Finished,
+      "shardId-000000000005" -> ShardPosition.Finished,
+      "shardId-000000000006" -> ShardPosition.AfterRecord("9")))
+    // Another stream's names do not reach this one; a stream-wide position puts every shard at it.
+    assert(p.shardPositions("other", shards, 7L).values.toSet == Set(ShardPosition.TrimHorizon))
+    assert(TrimHorizon.shardPositions("orders", shards, 7L).values.toSet == Set(ShardPosition.TrimHorizon))
+  }
+
+  test("a position can name a user record inside a KPL aggregate") {
+    val p = parse(s"""{"shards": {"$Shard0": {"after_sequence_number": "100", "sub_sequence_number": 3},
+      "$Shard1": {"sub_sequence_number": 0, "at_sequence_number": "205"}}}""", Seq("orders"))
+    assert(p == PerShard(Latest, Map(("orders", Shard0) -> AfterSequenceNumber("100", Some(3L)),
+      ("orders", Shard1) -> AtSequenceNumber("205", Some(0L)))))
+    // After user record 3: 4 and on. At user record 0: the whole aggregate, as without the field.
+    assert(position(p, "orders", Shard0, 1L) == ShardPosition.AfterRecord("100", Some(3L)))
+    assert(position(p, "orders", Shard1, 1L) == ShardPosition.atRecord("205"))
+    assert(AtSequenceNumber("205", Some(2L)).shardPosition(1L) == ShardPosition.AfterRecord("205", Some(1L)))
+    val cases = Seq(
+      s"""{"shards": {"$Shard0": {"after_sequence_number": "1", "sub_sequence_number": -1}}}""" -> "not -1",
+      s"""{"shards": {"$Shard0": {"after_sequence_number": "1", "sub_sequence_number": "3"}}}""" -> "not \"3\"",
+      s"""{"shards": {"$Shard0": {"after_sequence_number": "1", "sub_sequence_number": 1.5}}}""" -> "not 1.5",
+      s"""{"shards": {"$Shard0": {"sub_sequence_number": 1}}}""" -> "inside a KPL aggregate), not",
+      s"""{"shards": {"$Shard0": {"at_timestamp": "06/25/2020 10:23:45 PDT", "sub_sequence_number": 1}}}""" ->
+        "inside a KPL aggregate), not")
+    cases.foreach { case (json, expected) =>
+      val message = error(json)
+      assert(message.contains(s"the position of shard '$Shard0' of stream 'orders'") && message.contains(expected),
+        s"$json: $message")
+    }
   }
 }

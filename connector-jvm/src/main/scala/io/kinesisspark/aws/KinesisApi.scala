@@ -147,6 +147,16 @@ final case class SequenceNumberRange(starting: BigInt, ending: Option[BigInt]) {
   override def toString: String = s"[$starting, ${ending.fold("open")(_.toString)}]"
 }
 
+object SequenceNumberRange {
+  /**
+   * The range ListShards gives, with an ending below the starting left out: such an ending is no sequence number of
+   * the shard (kinesis-local gives every closed shard 9223372036854775807), and a range that held nothing would
+   * refuse every position named in the shard. A closed shard's real ending (AWS's) is at least its starting.
+   */
+  def of(starting: BigInt, ending: Option[BigInt]): SequenceNumberRange =
+    SequenceNumberRange(starting, ending.filter(_ >= starting))
+}
+
 /**
  * The hash keys, both ends included, for which Kinesis puts records in a shard.
  *

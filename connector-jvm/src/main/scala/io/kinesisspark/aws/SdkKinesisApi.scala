@@ -67,7 +67,7 @@ final class SdkKinesisApi(control: KinesisClient, data: KinesisClient, connectio
           closed = Option(s.sequenceNumberRange()).exists(_.endingSequenceNumber() != null),
           hashKeyRange = Option(s.hashKeyRange()).map(r => HashKeyRange(BigInt(r.startingHashKey()), BigInt(r.endingHashKey()))),
           sequenceNumberRange = Option(s.sequenceNumberRange()).flatMap(r => Option(r.startingSequenceNumber()).map(start =>
-            SequenceNumberRange(BigInt(start), Option(r.endingSequenceNumber()).map(BigInt(_))))))
+            SequenceNumberRange.of(BigInt(start), Option(r.endingSequenceNumber()).map(BigInt(_))))))
       }
       next = Option(response.nextToken()).filter(_.nonEmpty)
       first = false

@@ -266,11 +266,14 @@ private[kinesisspark] final class ShardDiscovery(
         // Decided before this listing is recorded below: a stream listed before only gets new shards (resharding).
         val listedBefore = graphs.contains(stream) || recreated
         lazy val known = buffer.furthest(starts).collect { case ((s, shard), pos) if s == stream => shard -> pos }
+        // A stream added to the query starts as the initial position says, per shard and for their relatives.
+        lazy val addedStarts =
+          addedStreamAt.get(stream).map(options.initialPosition.shardPositions(stream, graph.shards, _))
         def newShardStart(shardId: String): ShardPosition =
           // Listed again, or absent from the checkpoint because its children had moved on (StartReconciler).
           if (!recreated && graph.endedByDescendants(shardId, known)) Finished
           else if (listedBefore) TrimHorizon
-          else addedStreamAt.get(stream).fold[ShardPosition](TrimHorizon)(options.initialPosition.shardPosition(stream, shardId, _))
+          else addedStarts.fold[ShardPosition](TrimHorizon)(_(shardId))
         created(stream) = createdMillis
         graphs(stream) = graph
         // Most listings change nothing: the starts are made again only when a shard came or went (at 10,000 shards,
