@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from kinesis_spark import _catalog
 from kinesis_spark import _option_keys as keys
 from kinesis_spark._catalog import entries, entry
 from kinesis_spark._option_checks import ValueChecks, entry_check
-from kinesis_spark.errors import KinesisOptionError
+from kinesis_spark.errors import JarNotFoundError, KinesisOptionError
 
 PARTS = ("source", "connection", "efo", "sink")
 OPTIONS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "options.md"
@@ -114,3 +115,28 @@ def test_the_user_guides_defaults_are_the_catalogs():
             assert same, (
                 f"'{option.name}': the guide says {guide[option.name]}, the connector {option.default}"
             )
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "is not in the package"),
+        ("{not json", "is not JSON"),
+        ('{"version": 2}', "has version 2"),
+        ('{"version": 1, "parts": {"source": []}, "messages": {}}', "lacks connection, efo, sink, invalid"),
+    ],
+)
+def test_a_missing_or_broken_catalog_is_an_error_saying_how_to_build_it(
+    tmp_path, monkeypatch, content, message
+):
+    file = tmp_path / "option_catalog.json"
+    if content is not None:
+        file.write_text(content)
+    monkeypatch.setattr(_catalog, "CATALOG_FILE", file)
+    _catalog._catalog.cache_clear()
+    try:
+        with pytest.raises(JarNotFoundError, match=message) as failure:
+            _catalog.invalid_option("shardsPerTask", "0", "an integer of at least 1")
+        assert "dev/build-python.sh" in str(failure.value)
+    finally:
+        _catalog._catalog.cache_clear()

@@ -62,22 +62,39 @@ class OptionEntry:
     bounds: Mapping[str, Any] = field(default_factory=dict)
 
 
+_PARTS = ("source", "connection", "efo", "sink")
+_FORMS = ("invalid", "missing", "requiresOther", "conflicting")
+_REBUILD = "run `bash dev/build-python.sh` with the jar of this source tree"
+
+
 @functools.cache
 def _catalog() -> dict[str, Any]:
     try:
-        data: dict[str, Any] = json.loads(CATALOG_FILE.read_text(encoding="utf-8"))
+        data = json.loads(CATALOG_FILE.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise JarNotFoundError(
             f"the option catalog {CATALOG_FILE} is not in the package: build the connector jar with "
             "`build/sbt connector/assembly`, then run `bash dev/build-python.sh` (it copies the jars and the "
             "catalog into the package)"
         ) from None
-    if data.get("version") != _VERSION:
+    except ValueError as broken:
         raise JarNotFoundError(
-            f"the option catalog {CATALOG_FILE} has version {data.get('version')!r}; this package reads "
-            f"version {_VERSION}: run `bash dev/build-python.sh` with the jar of this source tree"
+            f"the option catalog {CATALOG_FILE} is not JSON ({broken}): {_REBUILD}"
+        ) from None
+    version = data.get("version") if isinstance(data, dict) else None
+    if version != _VERSION:
+        raise JarNotFoundError(
+            f"the option catalog {CATALOG_FILE} has version {version!r}; this package reads version "
+            f"{_VERSION}: {_REBUILD}"
         )
-    return data
+    # A catalog missing a part or a message form would switch checks off without a word: refuse it whole.
+    missing = [p for p in _PARTS if p not in data.get("parts", {})] + [
+        f for f in _FORMS if f not in data.get("messages", {})
+    ]
+    if missing:
+        raise JarNotFoundError(f"the option catalog {CATALOG_FILE} lacks {', '.join(missing)}: {_REBUILD}")
+    catalog: dict[str, Any] = data
+    return catalog
 
 
 @functools.cache

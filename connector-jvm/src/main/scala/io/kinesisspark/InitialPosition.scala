@@ -38,11 +38,13 @@ sealed trait InitialPosition {
 
   /**
    * Where each shard of `stream` (`listed`: its shards, as ListShards gives them) starts when the query, or the
-   * stream added to it, starts at `nowMillis`. A shard named per shard starts where it is named. The shards that
-   * descend from a named one and are not named themselves start at their beginning (TRIM_HORIZON), never at the
-   * default: they hold records that came after the named position, which a `latest` default would skip. The shards
-   * a named one descends from, not named themselves, count as read to their end: children are read only after their
-   * parents ended, so whoever read the named shard had read them. Other shards start at the default.
+   * stream added to it, starts at `nowMillis`. A shard named per shard starts where it is named. A shard named by a
+   * sequence number (where another consumer stopped) also places its unnamed relatives: the shards that descend
+   * from it start at their beginning (TRIM_HORIZON), never at the default, as they hold records that came after the
+   * named position, which a `latest` default would skip; the shards it descends from count as read to their end, as
+   * children are read only after their parents ended, so whoever read the named shard had read them. A shard named
+   * by a name or a timestamp says nothing of where a consumer was, and places no other. Other shards start at the
+   * default.
    *
    * {{{
    *   // shardId-0 split into 1 and 2; shardId-1 named, from a consumer that stopped in it
@@ -52,14 +54,16 @@ sealed trait InitialPosition {
    */
   def shardPositions(stream: String, listed: Seq[ShardInfo], nowMillis: Long): Map[String, ShardPosition] = this match {
     case InitialPosition.PerShard(default, shards) =>
-      val named = listed.map(_.shardId).filter(id => shards.contains((stream, id))).toSet
+      val named = listed.map(_.shardId)
+        .filter(id => shards.get((stream, id)).exists(InitialPosition.sequenceOf(_).isDefined)).toSet
       val graph = ShardGraph(listed)
       val ancestors = graph.ancestorsOf(named) -- named
       val descendants = graph.descendantsOf(named) -- named -- ancestors
       if (ancestors.nonEmpty || descendants.nonEmpty) {
         InitialPosition.log.info(s"Option '${InitialPosition.OptionKey}' names shards of stream '$stream' related to " +
-          s"shards it does not name: ${InitialPosition.listed(descendants)} descend from named shards and start at " +
-          s"their beginning; ${InitialPosition.listed(ancestors)} are ancestors of named shards and count as read")
+          s"shards it does not name: ${InitialPosition.listed(descendants)} descend from shards named by a sequence " +
+          s"number and start at their beginning; ${InitialPosition.listed(ancestors)} are their ancestors and count " +
+          "as read")
       }
       listed.map { shard =>
         val id = shard.shardId

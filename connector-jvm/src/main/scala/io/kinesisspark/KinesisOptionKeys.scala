@@ -28,8 +28,8 @@ object KinesisOptionKeys {
 
   /**
    * Options whose values are secrets: never logged, shown in errors, or written anywhere by the connector. The role's
-   * external id is a shared secret of sorts (its error says "<not shown>"). The option catalog marks them, so the
-   * Python package hides them too.
+   * external id is a shared secret of sorts (its error says "<not shown>"). The option catalog marks them; the Python
+   * package's own list of secrets (which `repr()` hides) is checked against it.
    */
   val Secret: Set[String] = Set(AwsAccessKey, AwsSecretKey, AwsSessionToken, RoleExternalId)
   val MaxRecordsPerFetch = "maxRecordsPerFetch"

@@ -148,7 +148,7 @@ class InitialPositionPerShardSuite extends AnyFunSuite {
       "shardId-000000000004" -> ShardPosition.AtTimestamp(7L)))
   }
 
-  test("the unnamed ancestors of a named shard count as read; a merge's other parent starts at the default") {
+  test("the unnamed ancestors of a named shard count as read, the other parents of its merges too") {
     // 0 split into 1 and 2; 2 and 5 merged into 6. The consumer had reached 1 and 6.
     val shards = Seq(shard(0), shard(1, 0), shard(2, 0), shard(5), shard(6, 2, 5))
     val p = parse("""{"default": "trim_horizon", "shards": {"shardId-000000000001": {"at_sequence_number": "7"},
@@ -162,6 +162,25 @@ class InitialPositionPerShardSuite extends AnyFunSuite {
     // Another stream's names do not reach this one; a stream-wide position puts every shard at it.
     assert(p.shardPositions("other", shards, 7L).values.toSet == Set(ShardPosition.TrimHorizon))
     assert(TrimHorizon.shardPositions("orders", shards, 7L).values.toSet == Set(ShardPosition.TrimHorizon))
+  }
+
+  test("a descendant's other parent, not related to a named shard, starts at the default") {
+    // 0 and 5 merged into 6; the consumer stopped in 0 before the merge; 5 is no relative of 0.
+    val shards = Seq(shard(0), shard(5), shard(6, 0, 5))
+    val p = parse(s"""{"default": "latest", "shards": {"$Shard0": {"after_sequence_number": "3"}}}""", Seq("orders"))
+    assert(p.shardPositions("orders", shards, 7L) == Map(Shard0 -> ShardPosition.AfterRecord("3"),
+      "shardId-000000000005" -> ShardPosition.AtTimestamp(7L), "shardId-000000000006" -> ShardPosition.TrimHorizon))
+  }
+
+  test("a shard named by a name or a timestamp places no relative: they start at the default") {
+    // 0 split into 1 and 2. Naming 1 trim_horizon says nothing of 0, which is read from the default as before.
+    val shards = Seq(shard(0), shard(1, 0), shard(2, 0))
+    val named = parse("""{"default": "trim_horizon", "shards": {"shardId-000000000001": "trim_horizon",
+      "shardId-000000000000": {"at_timestamp": "06/25/2020 10:23:45 PDT"}}}""", Seq("orders"))
+    assert(named.shardPositions("orders", shards, 7L) == Map(Shard0 -> ShardPosition.AtTimestamp(1593105825000L),
+      "shardId-000000000001" -> ShardPosition.TrimHorizon, "shardId-000000000002" -> ShardPosition.TrimHorizon))
+    val latest = parse("""{"default": "latest", "shards": {"shardId-000000000000": "latest"}}""", Seq("orders"))
+    assert(latest.shardPositions("orders", shards, 7L).values.toSet == Set(ShardPosition.AtTimestamp(7L)))
   }
 
   test("a position can name a user record inside a KPL aggregate") {
