@@ -10,7 +10,7 @@ from typing import Any
 
 from . import _option_keys as keys
 from ._catalog import entry, invalid_option
-from ._values import java_trim
+from ._values import LONG_MAX, java_trim
 
 __all__ = ["InitialPosition", "check_initial_position"]
 
@@ -28,7 +28,6 @@ _NAMES = ("latest", "trim_horizon", "earliest")
 _SEQUENCE_KEYS = ("at_sequence_number", "after_sequence_number")
 # Beside a sequence number: a user record's index inside its KPL aggregate.
 _SUB_SEQUENCE_KEY = "sub_sequence_number"
-_LONG_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -197,11 +196,15 @@ def _sequence_number(sequence_number: str) -> str:
     return sequence_number
 
 
+def _is_sub_sequence_number(value: object) -> bool:
+    # A JSON whole number the JVM reads into a long: no bool (a Python int), no float, none below 0.
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= LONG_MAX
+
+
 def _sequence_position(key: str, sequence_number: str, sub_sequence_number: int | None) -> dict[str, Any]:
     position: dict[str, Any] = {key: _sequence_number(sequence_number)}
     if sub_sequence_number is not None:
-        valid = isinstance(sub_sequence_number, int) and not isinstance(sub_sequence_number, bool)
-        if not valid or not 0 <= sub_sequence_number <= _LONG_MAX:
+        if not _is_sub_sequence_number(sub_sequence_number):
             raise ValueError(
                 f"a sub-sequence number is a whole number of at least 0, not {sub_sequence_number!r}"
             )
@@ -332,7 +335,7 @@ def _position(value: Any, what: str, text: str) -> str:
             digits = f"{what} to hold a sequence number of 1 to 128 digits, not '{seq}'"
             raise invalid_option(option, text, digits)
         sub = value.get(_SUB_SEQUENCE_KEY, 0)
-        if isinstance(sub, bool) or not isinstance(sub, int) or not 0 <= sub <= _LONG_MAX:
+        if not _is_sub_sequence_number(sub):
             whole = (
                 f'{what} to hold a "{_SUB_SEQUENCE_KEY}" that is a whole number of at least 0 (a user '
                 f"record's index in its KPL aggregate), not {_compact(sub)}"

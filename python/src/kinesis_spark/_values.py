@@ -20,7 +20,6 @@ from datetime import timedelta
 from ._catalog import invalid_option
 
 __all__ = [
-    "INT_MAX",
     "LONG_MAX",
     "check_boolean",
     "check_bytes",
@@ -39,7 +38,6 @@ __all__ = [
     "render_text",
 ]
 
-INT_MAX = 2**31 - 1
 LONG_MAX = 2**63 - 1
 LONG_MIN = -(2**63)
 

@@ -20,8 +20,11 @@ final case class OptionSpec[T](name: String, kind: OptionKind[T], default: Optio
   def read(get: String => Option[String]): Option[T] = get(name).map(kind.read(name, _))
 
   /** The option's value in `get`, or its default. */
-  def valueOrDefault(get: String => Option[String]): T =
-    read(get).orElse(default).getOrElse(throw new IllegalStateException(s"option '$name' has no default"))
+  def valueOrDefault(get: String => Option[String]): T = orDefault(read(get))
+
+  /** `value` (what [[read]] gave), or the default when there was none. */
+  def orDefault(value: Option[T]): T =
+    value.orElse(default).getOrElse(throw new IllegalStateException(s"option '$name' has no default"))
 
   /** The default as option text, for the catalog. */
   def renderedDefault: Option[String] = default.map(kind.render)

@@ -148,7 +148,7 @@ object KinesisSinkOptions {
             s"'true' when '$option' is set (the limits are what pacing keeps each shard to)")
         }
       None
-    } else Some(ShardWriteLimits(Spec.maxRecordsPerShardPerSecond.valueOrDefault(get).toInt,
-      Spec.maxBytesPerShardPerSecond.valueOrDefault(get)))
+    } else Some(ShardWriteLimits(Spec.maxRecordsPerShardPerSecond.orDefault(records).toInt,
+      Spec.maxBytesPerShardPerSecond.orDefault(bytes)))
   }
 }
