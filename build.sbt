@@ -17,7 +17,8 @@ def sparkVersionFor(scalaBinary: String): String =
   if (scalaBinary == "2.12") versions.getProperty("cross.spark") else versions.getProperty("spark")
 // The folder of Spark-line-specific sources: "spark-3.5" or "spark-4".
 def sparkSourceLine(scalaBinary: String): String = if (scalaBinary == "2.12") "spark-3.5" else "spark-4"
-val awsSdkVersion = "2.52.0"
+// One version for every AWS SDK module the jar bundles.
+val awsSdkVersion = "2.57.8"
 val shadePrefix = "io.kinesisspark.shaded"
 
 ThisBuild / organization := "io.github.kinesis-spark"
@@ -55,6 +56,8 @@ lazy val connector = (project in file("connector-jvm"))
     libraryDependencies ++= Seq(
       "software.amazon.awssdk" % "kinesis" % awsSdkVersion,
       "software.amazon.awssdk" % "sts" % awsSdkVersion,
+      // Option kclLeaseTable: a KCL application's lease table is read once, at a query's first start.
+      "software.amazon.awssdk" % "dynamodb" % awsSdkVersion,
       "software.amazon.awssdk" % "netty-nio-client" % awsSdkVersion,
       "software.amazon.awssdk" % "apache-client" % awsSdkVersion
     ).map(_.exclude("org.slf4j", "slf4j-api")
@@ -135,4 +138,25 @@ lazy val linkageCheck = (project in file("linkage-check"))
     libraryDependencies += "org.ow2.asm" % "asm" % "9.9",
     assembly / assemblyJarName := "linkage-check.jar",
     assembly / mainClass := Some("io.kinesisspark.linkage.LinkageCheck")
+  )
+
+// A tool of the tests, not shipped: a real KCL 2.x application (amazon-kinesis-client from Maven Central) that reads
+// a stream on the emulator, checkpoints at given records in a lease table on moto's DynamoDB, and stops; the tests
+// of option kclLeaseTable then start the connector from that table (tests-integration/test_kcl_lease_table.py).
+lazy val kclConsumer = (project in file("kcl-consumer"))
+  .settings(
+    name := "kcl-consumer",
+    crossScalaVersions := Seq(scala213),
+    crossPaths := false,
+    autoScalaLibrary := false,
+    publish / skip := true,
+    libraryDependencies += "software.amazon.kinesis" % "amazon-kinesis-client" % "2.6.1",
+    assembly / assemblyJarName := "kcl-consumer.jar",
+    assembly / mainClass := Some("io.kinesisspark.kcl.KclConsumer"),
+    assembly / assemblyMergeStrategy := {
+      case PathList("META-INF", "services", _*) => MergeStrategy.concat
+      case PathList("META-INF", _*)             => MergeStrategy.discard
+      case x if x.endsWith("module-info.class") => MergeStrategy.discard
+      case _                                    => MergeStrategy.first
+    }
   )

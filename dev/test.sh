@@ -67,7 +67,7 @@ if [[ "${SKIP_JVM_BUILD:-0}" != 1 ]]; then
   # that release, on every Spark line, instead of building one again.
   rm -rf "$release"
   KINESIS_SPARK_PUBLISH_TO="$release/maven" build/sbt connector/test connector/publish "++2.12 connector/test" \
-    "++2.12 connector/publish" linkageCheck/assembly
+    "++2.12 connector/publish" linkageCheck/assembly kclConsumer/assembly
 fi
 phase "the release, the Python environments, the emulators"
 if [[ -d "$release/maven" ]]; then

@@ -9,7 +9,7 @@ import time
 import pytest
 from harness.sink import ProgressLog
 from harness.spark import kinesis_source, no_default_aws_credentials
-from harness.sts import MotoSts
+from harness.moto import MotoServer
 from test_polling_source import LOAD_ERRORS, assert_delivered_exactly, numbered
 
 ROLE = "arn:aws:iam::123456789012:role/kinesis-reader"
@@ -17,7 +17,7 @@ ROLE = "arn:aws:iam::123456789012:role/kinesis-reader"
 
 @pytest.fixture(scope="module")
 def sts(tmp_path_factory):
-    with MotoSts(tmp_path_factory.getbasetemp() / "moto-sts.log") as running:
+    with MotoServer(tmp_path_factory.getbasetemp() / "moto-sts.log") as running:
         yield running
 
 

@@ -23,7 +23,7 @@ from kinesis_spark.errors import KinesisCredentialsError, translate
 from harness.awslabs_deaggregation import deaggregated_by_awslabs
 from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY
 from harness.limits_proxy import LimitsProxy
-from harness.sts import MotoSts
+from harness.moto import MotoServer
 from test_efo import consumers, wait_for_consumers
 from test_polling_source import numbered
 
@@ -65,7 +65,7 @@ def sts_front(tmp_path_factory):
     """moto's STS behind a limits proxy that enforces the STS part of a policy."""
     base = tmp_path_factory.getbasetemp()
     with (
-        MotoSts(base / "iam-moto-sts.log") as sts,
+        MotoServer(base / "iam-moto-sts.log") as sts,
         LimitsProxy(sts.endpoint, enabled=False, log_path=base / "iam-sts-front.log") as p,
     ):
         yield p

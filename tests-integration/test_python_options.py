@@ -87,6 +87,15 @@ REFUSED: list[dict[str, str | None]] = [
     {"roleSessionName": "job"},
     {"stsRegion": "us-east-1"},
     {"caBundle": "/nonexistent.pem", "insecureTrustAllCertificates": "true"},
+    {"initialPosition": "shard_end"},
+    {"initialPosition": '{"default": "shard_end"}'},
+    *({"kclLeaseTable": v} for v in ("a b", "ab", "")),
+    {"kclLeaseTable": "orders-app", "dynamoDbEndpoint": "localhost:8000"},
+    {"kclLeaseTable": "orders-app", "dynamoDbRegion": "EU"},
+    {"kclLeaseTable": "orders-app", "dynamoDbRoleArn": "arn:aws:iam::1:role/x"},
+    {"kclLeaseTable": "orders-app", "dynamoDbAwsAccessKey": "AKID"},
+    {"kclLeaseTable": "orders-app", "initialPosition": '{"shards": {"shardId-000000000000": "latest"}}'},
+    {"dynamoDbRegion": "us-east-1"},
 ]
 
 # Unusual values the JVM accepts; Python must not refuse them.
@@ -111,6 +120,8 @@ ACCEPTED: list[dict[str, str]] = [
     {"initialPosition": '{"streams": {"{stream}": {"shardId-000000000000": {"at_timestamp": "06/25/2020 10:23:45 PDT"}}}}'},
     {"streamName": "{stream},"},
     {"region": " us-east-1 "},
+    {"initialPosition": '{"shards": {"shardId-000000000000": " Shard_End "}}'},
+    {"kclLeaseTable": " orders-app ", "dynamoDbRegion": " eu-west-1 ", "dynamoDbEndpoint": "http://127.0.0.1:1"},
 ]
 
 
@@ -182,6 +193,7 @@ def test_typed_builders_give_values_the_jvm_accepts(spark, existing):
         .max_bytes_per_trigger("16mb")
         .fail_on_data_loss(False)
         .allow_stream_removal()
+        .kcl_lease_table("orders-app", region="eu-west-1", endpoint="http://127.0.0.1:8000")
         .load()
     )
     assert df.isStreaming

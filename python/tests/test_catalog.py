@@ -15,7 +15,7 @@ from kinesis_spark._catalog import entries, entry
 from kinesis_spark._option_checks import ValueChecks, entry_check
 from kinesis_spark.errors import JarNotFoundError, KinesisOptionError
 
-PARTS = ("source", "connection", "efo", "sink")
+PARTS = ("source", "connection", "efo", "kclLeaseTable", "sink")
 OPTIONS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "options.md"
 
 
@@ -123,7 +123,10 @@ def test_the_user_guides_defaults_are_the_catalogs():
         (None, "is not in the package"),
         ("{not json", "is not JSON"),
         ('{"version": 2}', "has version 2"),
-        ('{"version": 1, "parts": {"source": []}, "messages": {}}', "lacks connection, efo, sink, invalid"),
+        (
+            '{"version": 1, "parts": {"source": []}, "messages": {}}',
+            "lacks connection, efo, kclLeaseTable, sink, invalid",
+        ),
     ],
 )
 def test_a_missing_or_broken_catalog_is_an_error_saying_how_to_build_it(

@@ -37,7 +37,7 @@ def test_per_shard_of_several_streams():
 
 
 def test_a_sequence_number_is_not_a_default():
-    with pytest.raises(KinesisOptionError, match="a sequence number belongs to one shard"):
+    with pytest.raises(KinesisOptionError, match="a sequence number or shard_end belongs to one shard"):
         InitialPosition.per_shard(default=InitialPosition.at_sequence_number("1"))
 
 
@@ -83,7 +83,7 @@ def test_a_position_can_name_a_user_record_inside_an_aggregate():
         ({"after_sequence_number": "1", "sub_sequence_number": -1}, "KPL aggregate), not -1."),
         ({"after_sequence_number": "1", "sub_sequence_number": "3"}, 'KPL aggregate), not "3".'),
         ({"after_sequence_number": "1", "sub_sequence_number": True}, "KPL aggregate), not true."),
-        ({"sub_sequence_number": 1}, 'inside a KPL aggregate), not {"sub_sequence_number":1}.'),
+        ({"sub_sequence_number": 1}, """aggregate) or 'shard_end', not {"sub_sequence_number":1}."""),
     ],
 )
 def test_a_bad_sub_sequence_number_is_refused_as_the_jvm_refuses_it(position, expected):
@@ -94,3 +94,16 @@ def test_a_bad_sub_sequence_number_is_refused_as_the_jvm_refuses_it(position, ex
     assert f"the position of shard '{SHARD}' of stream 'orders'" in message and message.endswith(expected), (
         message
     )
+
+
+def test_shard_end_names_a_shard_read_to_its_end_and_only_per_shard():
+    position = InitialPosition.per_shard(
+        {SHARD: InitialPosition.shard_end()}, default=InitialPosition.latest()
+    )
+    assert json.loads(str(position)) == {"default": "latest", "shards": {SHARD: "shard_end"}}
+    check_initial_position(str(position), ["orders"])
+    check_initial_position(json.dumps({"shards": {SHARD: " Shard_End "}}), ["orders"])
+    with pytest.raises(KinesisOptionError, match="a sequence number or shard_end belongs to one shard"):
+        check_initial_position('{"default": "shard_end"}', ["orders"])
+    with pytest.raises(KinesisOptionError, match="Invalid value 'shard_end' for option 'initialPosition'"):
+        check_initial_position("shard_end")

@@ -101,6 +101,30 @@ CASES: list[tuple[str, Build, dict[str, str]]] = [
         lambda r: r.consumer_refresh_interval(timedelta(minutes=5)),
         {"consumerRefreshInterval": "5m"},
     ),
+    ("lease table", lambda r: r.kcl_lease_table("orders-app"), {"kclLeaseTable": "orders-app"}),
+    (
+        "lease table, own connection",
+        lambda r: r.kcl_lease_table(
+            "orders-app",
+            region="eu-west-1",
+            endpoint="http://127.0.0.1:8000",
+            access_key="AKID",
+            secret_key="secret",
+            session_token="tok",
+            role_arn="arn:aws:iam::123456789012:role/lease-reader",
+            external_id="ext-id",
+        ),
+        {
+            "kclLeaseTable": "orders-app",
+            "dynamoDbRegion": "eu-west-1",
+            "dynamoDbEndpoint": "http://127.0.0.1:8000",
+            "dynamoDbAwsAccessKey": "AKID",
+            "dynamoDbAwsSecretKey": "secret",
+            "dynamoDbAwsSessionToken": "tok",
+            "dynamoDbRoleArn": "arn:aws:iam::123456789012:role/lease-reader",
+            "dynamoDbRoleExternalId": "ext-id",
+        },
+    ),
 ]
 
 
@@ -125,6 +149,8 @@ def test_builders_cover_every_documented_source_option() -> None:
         "coalesceThresholdBlockSize", "coalesceBinSize", "maxShardsPerDescribe", "maxRecordsPerTrigger",
         "maxBytesPerTrigger", "allowStreamRemoval", "includeSubSequenceNumber", "consumerMode",
         "consumerName", "consumerNamePrefix", "requireConsumerDeregistration", "consumerRefreshInterval",
+        "kclLeaseTable", "dynamoDbRegion", "dynamoDbEndpoint", "dynamoDbAwsAccessKey", "dynamoDbAwsSecretKey",
+        "dynamoDbAwsSessionToken", "dynamoDbRoleArn", "dynamoDbRoleExternalId",
     }  # fmt: skip
     covered = {key for _, _, expected in CASES for key in expected}
     assert documented == covered
@@ -154,6 +180,18 @@ REFUSED: list[tuple[Build, str]] = [
     (lambda r: r.max_records_per_trigger(-1), "Invalid value '-1' for option 'maxRecordsPerTrigger'"),
     (lambda r: r.max_shards_per_describe(10001), "expected an integer from 1 to 10000."),
     (lambda r: r.option("FAILONDATALOSS", "yes"), "Invalid value 'yes' for option 'failOnDataLoss'"),
+    (
+        lambda r: r.kcl_lease_table("a b"),
+        "Invalid value 'a b' for option 'kclLeaseTable': expected a DynamoDB",
+    ),
+    (
+        lambda r: r.kcl_lease_table("orders-app", endpoint="localhost:8000"),
+        "for option 'dynamoDbEndpoint': expected an http:// or https:// URL such as 'https://dynamodb.",
+    ),
+    (
+        lambda r: r.kcl_lease_table("orders-app", external_id="secret value!"),
+        "Invalid value '<not shown>' for option 'dynamoDbRoleExternalId'",
+    ),
 ]
 
 
@@ -250,6 +288,22 @@ LOAD_REFUSED: list[tuple[dict[str, Any], str]] = [
             "arn:aws:kinesis:eu-west-2:123456789012:stream/b"
         },
         "expected stream ARNs in the region the query connects to (eu-west-1), like the option 'region'.",
+    ),
+    (
+        {"streamName": "s", "dynamoDbEndpoint": "http://127.0.0.1:8000"},
+        "Option 'dynamoDbEndpoint' is set but 'kclLeaseTable' is not: set both or neither.",
+    ),
+    (
+        {"streamName": "s", "kclLeaseTable": "app", "dynamoDbAwsAccessKey": "A"},
+        "Option 'dynamoDbAwsAccessKey' is set but 'dynamoDbAwsSecretKey' is not: set both or neither.",
+    ),
+    (
+        {"streamName": "s", "kclLeaseTable": "app", "dynamoDbRoleExternalId": "ext-id"},
+        "Option 'dynamoDbRoleExternalId' is set but 'dynamoDbRoleArn' is not: set both or neither.",
+    ),
+    (
+        {"streamName": "s", "kclLeaseTable": "app", "initialPosition": '{"default": "trim_horizon"}'},
+        "Options 'kclLeaseTable' and 'initialPosition' cannot be used together: keep one.",
     ),
 ]
 

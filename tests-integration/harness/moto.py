@@ -1,5 +1,6 @@
-"""moto's STS on a free loopback port, for the credential tests, with its request recorder on, so a test can see
-what the connector asked STS (AssumeRole's role, session name, external id, duration, and the signing key)."""
+"""moto's server on a free loopback port: STS for the credential tests, with its request recorder on, so a test can
+see what the connector asked STS (AssumeRole's role, session name, external id, duration, and the signing key), and
+DynamoDB for the KCL lease table tests."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from harness.emulator import free_loopback_port
 STARTUP_TIMEOUT_S = 30.0
 
 
-class MotoSts:
+class MotoServer:
     """One ``moto_server`` process; a context manager."""
 
     def __init__(self, log_path: Path) -> None:
@@ -30,7 +31,7 @@ class MotoSts:
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> MotoSts:
+    def __enter__(self) -> MotoServer:
         server = Path(sys.executable).with_name("moto_server")
         with open(self.log_path, "ab") as log:
             self._process = subprocess.Popen(

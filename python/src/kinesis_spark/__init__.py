@@ -23,6 +23,7 @@ from . import errors
 from ._consumer_mode import ConsumerMode
 from ._consumers import KinesisConsumer, KinesisConsumerManager
 from ._jar import configure, jar_path
+from ._kcl_start import KclStart, kcl_start
 from ._options_builder import OptionValue
 from ._position import InitialPosition
 from ._reader import KinesisReader
@@ -52,6 +53,7 @@ __all__ = [
     "DataSourceNotFoundError",
     "InitialPosition",
     "JarNotFoundError",
+    "KclStart",
     "KinesisCheckpointError",
     "KinesisConsumer",
     "KinesisConsumerManager",
@@ -72,5 +74,6 @@ __all__ = [
     "configure",
     "errors",
     "jar_path",
+    "kcl_start",
     "translate_errors",
 ]

@@ -43,8 +43,29 @@ CONSUMER_NAME_PREFIX = "consumerNamePrefix"
 REQUIRE_CONSUMER_DEREGISTRATION = "requireConsumerDeregistration"
 CONSUMER_REFRESH_INTERVAL = "consumerRefreshInterval"
 
+# A start where a KCL application stopped: its lease table, and DynamoDB's connection where it differs.
+KCL_LEASE_TABLE = "kclLeaseTable"
+DYNAMODB_REGION = "dynamoDbRegion"
+DYNAMODB_ENDPOINT = "dynamoDbEndpoint"
+DYNAMODB_AWS_ACCESS_KEY = "dynamoDbAwsAccessKey"
+DYNAMODB_AWS_SECRET_KEY = "dynamoDbAwsSecretKey"
+DYNAMODB_AWS_SESSION_TOKEN = "dynamoDbAwsSessionToken"
+DYNAMODB_ROLE_ARN = "dynamoDbRoleArn"
+DYNAMODB_ROLE_EXTERNAL_ID = "dynamoDbRoleExternalId"
+
 #: Options whose values are secrets, never shown by ``repr()`` of a reader or writer.
-SECRET = frozenset({AWS_ACCESS_KEY, AWS_SECRET_KEY, AWS_SESSION_TOKEN, ROLE_EXTERNAL_ID})
+SECRET = frozenset(
+    {
+        AWS_ACCESS_KEY,
+        AWS_SECRET_KEY,
+        AWS_SESSION_TOKEN,
+        ROLE_EXTERNAL_ID,
+        DYNAMODB_AWS_ACCESS_KEY,
+        DYNAMODB_AWS_SECRET_KEY,
+        DYNAMODB_AWS_SESSION_TOKEN,
+        DYNAMODB_ROLE_EXTERNAL_ID,
+    }
+)
 
 #: The prefix of the awslabs connector's option names, which the JVM translates to ours before checking.
 AWSLABS_PREFIX = "kinesis."

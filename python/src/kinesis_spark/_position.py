@@ -12,7 +12,7 @@ from . import _option_keys as keys
 from ._catalog import entry, invalid_option
 from ._values import LONG_MAX, java_trim
 
-__all__ = ["InitialPosition", "check_initial_position"]
+__all__ = ["InitialPosition", "check_initial_position", "is_per_shard"]
 
 # java.text.SimpleDateFormat syntax, the one the connector reads "format" in: milliseconds and an ISO offset.
 _TIMESTAMP_FORMAT = "yyyy-MM-dd'T'HH:mm:ss.SSSXXX"
@@ -28,6 +28,8 @@ _NAMES = ("latest", "trim_horizon", "earliest")
 _SEQUENCE_KEYS = ("at_sequence_number", "after_sequence_number")
 # Beside a sequence number: a user record's index inside its KPL aggregate.
 _SUB_SEQUENCE_KEY = "sub_sequence_number"
+# Per shard only: a closed shard read to its end.
+_SHARD_END = "shard_end"
 
 
 @dataclass(frozen=True)
@@ -36,9 +38,9 @@ class InitialPosition:
 
     Create one with :meth:`latest`, :meth:`trim_horizon` (alias :meth:`earliest`) or :meth:`at_timestamp`
     and pass it to :meth:`kinesis_spark.KinesisReader.initial_position`. To continue where another consumer
-    stopped, give shards their own positions with :meth:`per_shard` (:meth:`at_sequence_number` and
-    :meth:`after_sequence_number` are positions of one shard). A restarted query always continues from its
-    checkpoint instead.
+    stopped, give shards their own positions with :meth:`per_shard` (:meth:`at_sequence_number`,
+    :meth:`after_sequence_number` and :meth:`shard_end` are positions of one shard). A restarted query always
+    continues from its checkpoint instead.
 
     Attributes
     ----------
@@ -142,6 +144,17 @@ class InitialPosition:
         return cls(
             json.dumps(_sequence_position("after_sequence_number", sequence_number, sub_sequence_number))
         )
+
+    @classmethod
+    def shard_end(cls) -> InitialPosition:
+        """Mark one closed shard as read to its end: none of it is read, its children from their beginning.
+
+        Only for :meth:`per_shard`: where another consumer finished a shard before it was split or merged.
+
+        >>> InitialPosition.shard_end()
+        InitialPosition('shard_end')
+        """
+        return cls(_SHARD_END)
 
     @classmethod
     def per_shard(
@@ -255,6 +268,22 @@ def check_initial_position(value: str, streams: Sequence[str] | None = None) -> 
         _check_at_timestamp(text, fields)
 
 
+def is_per_shard(value: str) -> bool:
+    """Whether a valid option value gives positions per shard (JSON with "default", "shards" or "streams").
+
+    >>> is_per_shard('{"default": "latest"}'), is_per_shard("trim_horizon")
+    (True, False)
+    """
+    text = java_trim(value)
+    if not text.startswith("{"):
+        return False
+    try:
+        fields, _ = json.JSONDecoder().raw_decode(text)
+    except ValueError:
+        return False
+    return isinstance(fields, dict) and any(k in _PER_SHARD_KEYS for k in fields)
+
+
 def _check_at_timestamp(text: str, fields: Mapping[str, Any]) -> None:
     option = keys.INITIAL_POSITION
     if not isinstance(fields.get("at_timestamp"), str):
@@ -275,10 +304,10 @@ def _check_per_shard(text: str, fields: Mapping[str, Any], streams: Sequence[str
             )
     if "default" in fields:
         default = fields["default"]
-        if _position(default, 'the "default" position', text) == "sequence":
+        if _position(default, 'the "default" position', text) in ("sequence", _SHARD_END):
             raise fail(
                 f'"default" to be latest, trim_horizon or at_timestamp, not {_compact(default)}: '
-                "a sequence number belongs to one shard"
+                "a sequence number or shard_end belongs to one shard"
             )
 
     def check_shards(stream: str, value: Any, where: str) -> None:
@@ -314,13 +343,15 @@ def _check_per_shard(text: str, fields: Mapping[str, Any], streams: Sequence[str
 
 
 def _position(value: Any, what: str, text: str) -> str:
-    """Check one position; return its kind: "name", "timestamp" or "sequence"."""
+    """Check one position; return its kind: "name", "timestamp", "sequence" or "shard_end"."""
     expected = (
         f"""{what} to be 'latest', 'trim_horizon', 'earliest', {{"at_timestamp": ..., "format": ...}}, """
         f"""{{"at_sequence_number": "<n>"}} or {{"after_sequence_number": "<n>"}} (either with """
-        f""""{_SUB_SEQUENCE_KEY}": <i> inside a KPL aggregate), not {_compact(value)}"""
+        f""""{_SUB_SEQUENCE_KEY}": <i> inside a KPL aggregate) or '{_SHARD_END}', not {_compact(value)}"""
     )
     option = keys.INITIAL_POSITION
+    if isinstance(value, str) and java_trim(value).lower() == _SHARD_END:
+        return _SHARD_END
     if isinstance(value, str):
         if java_trim(value).lower() not in _NAMES:
             raise invalid_option(option, text, expected)

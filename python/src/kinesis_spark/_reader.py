@@ -191,6 +191,45 @@ class KinesisReader(OptionsBuilder):
         option = keys.INCLUDE_SUB_SEQUENCE_NUMBER
         return self._set(option, render_boolean(option, enabled))
 
+    def kcl_lease_table(
+        self,
+        table: str,
+        *,
+        region: str | None = None,
+        endpoint: str | None = None,
+        access_key: str | None = None,
+        secret_key: str | None = None,
+        session_token: str | None = None,
+        role_arn: str | None = None,
+        external_id: str | None = None,
+    ) -> KinesisReader:
+        """Continue where a KCL application stopped, from its lease table (option ``kclLeaseTable``).
+
+        The query's first start reads the table once and starts each shard just after its checkpoint;
+        :meth:`initial_position` is where shards the application never saw start. The table is read with the
+        stream's connection unless the arguments replace its parts for DynamoDB (``dynamoDbRegion``,
+        ``dynamoDbEndpoint``, the ``dynamoDbAws*`` keys together, ``dynamoDbRoleArn`` and
+        ``dynamoDbRoleExternalId``). Arguments left ``None`` unset their options.
+        :func:`kinesis_spark.kcl_start` prints the start without a query.
+
+        Examples
+        --------
+        >>> from kinesis_spark import KinesisReader
+        >>> KinesisReader(spark).kcl_lease_table("orders-app", region="eu-west-1")
+        KinesisReader(kclLeaseTable='orders-app', dynamoDbRegion='eu-west-1')
+        """
+        text = {
+            keys.KCL_LEASE_TABLE: table,
+            keys.DYNAMODB_REGION: region,
+            keys.DYNAMODB_ENDPOINT: endpoint,
+            keys.DYNAMODB_AWS_ACCESS_KEY: access_key,
+            keys.DYNAMODB_AWS_SECRET_KEY: secret_key,
+            keys.DYNAMODB_AWS_SESSION_TOKEN: session_token,
+            keys.DYNAMODB_ROLE_ARN: role_arn,
+            keys.DYNAMODB_ROLE_EXTERNAL_ID: external_id,
+        }
+        return self._set_all({key: None if v is None else render_text(key, v) for key, v in text.items()})
+
     # --- fetching ------------------------------------------------------------------------------------------
 
     def max_records_per_fetch(self, records: int) -> KinesisReader:

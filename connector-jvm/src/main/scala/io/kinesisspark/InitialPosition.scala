@@ -33,6 +33,7 @@ sealed trait InitialPosition {
     // An aggregate's user records are numbered from 0: from record i on is after record i - 1.
     case InitialPosition.AtSequenceNumber(seq, sub) => ShardPosition.AfterRecord(seq, Some(sub.fold(-1L)(_ - 1)))
     case InitialPosition.AfterSequenceNumber(seq, sub) => ShardPosition.AfterRecord(seq, sub)
+    case InitialPosition.ShardEnd                 => ShardPosition.Finished
     case InitialPosition.PerShard(default, _)     => default.shardPosition(nowMillis)
   }
 
@@ -43,8 +44,8 @@ sealed trait InitialPosition {
    * from it start at their beginning (TRIM_HORIZON), never at the default, as they hold records that came after the
    * named position, which a `latest` default would skip; the shards it descends from count as read to their end, as
    * children are read only after their parents ended, so whoever read the named shard had read them. A shard named
-   * by a name or a timestamp says nothing of where a consumer was, and places no other. Other shards start at the
-   * default.
+   * `shard_end` (read to its end) places its relatives the same way. A shard named by a name or a timestamp says
+   * nothing of where a consumer was, and places no other. Other shards start at the default.
    *
    * {{{
    *   // shardId-0 split into 1 and 2; shardId-1 named, from a consumer that stopped in it
@@ -55,7 +56,7 @@ sealed trait InitialPosition {
   def shardPositions(stream: String, listed: Seq[ShardInfo], nowMillis: Long): Map[String, ShardPosition] = this match {
     case InitialPosition.PerShard(default, shards) =>
       val named = listed.map(_.shardId)
-        .filter(id => shards.get((stream, id)).exists(InitialPosition.sequenceOf(_).isDefined)).toSet
+        .filter(id => shards.get((stream, id)).exists(InitialPosition.placesRelatives)).toSet
       val graph = ShardGraph(listed)
       val ancestors = graph.ancestorsOf(named) -- named
       val descendants = graph.descendantsOf(named) -- named -- ancestors
@@ -77,8 +78,9 @@ sealed trait InitialPosition {
   }
 
   /**
-   * Checks the shards named for `stream` against its listing: each must be listed, and a sequence number must
-   * lie in its shard's range. (Kinesis has the last word: the first start asks it for an iterator at each.)
+   * Checks the shards named for `stream` against its listing: each must be listed, a sequence number must lie in its
+   * shard's range, and only a closed shard can be named `shard_end`. (Kinesis has the last word: the first start
+   * asks it for an iterator at each sequence number.)
    */
   def checkShards(stream: String, listed: Seq[ShardInfo]): Unit = this match {
     case InitialPosition.PerShard(_, shards) =>
@@ -92,8 +94,26 @@ sealed trait InitialPosition {
             throw InitialPosition.invalid(s"sequence number $seq for shard '$shardId' of stream '$stream', which " +
               s"holds sequence numbers $range: the number belongs to another shard or stream")
           }
+          if (position == InitialPosition.ShardEnd && !shard.closed) {
+            throw InitialPosition.invalid(s"shard '$shardId' of stream '$stream' as read to its end ('shard_end'), " +
+              "but the shard is open: records can still arrive in it")
+          }
       }
     case _ => ()
+  }
+
+  /**
+   * This position as option `initialPosition`'s text, which parses back to it for a query reading `streams` (per-shard
+   * positions are written under "shards" for one stream, "streams" for several).
+   *
+   * {{{
+   *   PerShard(Latest, Map(("orders", "shardId-000000000000") -> AfterSequenceNumber("42", Some(3L)))).json(Seq("orders"))
+   *   // {"default":"latest","shards":{"shardId-000000000000":{"after_sequence_number":"42","sub_sequence_number":3}}}
+   * }}}
+   */
+  def json(streams: Seq[String]): String = InitialPosition.jsonValue(this, streams) match {
+    case JString(name) => name // a name stands as itself, unquoted: "latest", not "\"latest\""
+    case value         => JsonMethods.compact(JsonMethods.render(value))
   }
 
   /** The shards named with a sequence number, as (stream, shard, position): Kinesis is asked about each. */
@@ -125,6 +145,11 @@ object InitialPosition {
    */
   final case class AfterSequenceNumber(sequenceNumber: String, subSequenceNumber: Option[Long] = None)
     extends InitialPosition
+  /**
+   * Per shard only: the shard was read to its end (a KCL lease's `SHARD_END`); nothing of it is read, and the shards
+   * that descend from it start at their beginning.
+   */
+  case object ShardEnd extends InitialPosition
   /** A position per (stream, shard id); shards not named start at `default`. */
   final case class PerShard(default: InitialPosition, shards: Map[(String, String), InitialPosition])
     extends InitialPosition
@@ -143,7 +168,8 @@ object InitialPosition {
     """'latest', 'trim_horizon', 'earliest', JSON {"at_timestamp": "06/25/2020 10:23:45 PDT"} with an """ +
       s"""optional "format" field (default "$DefaultTimestampFormat"), or JSON with positions per shard """ +
       """{"default": <one of those>, "shards": {"<shard id>": <one of those, or {"at_sequence_number": "<n>"} """ +
-      """or {"after_sequence_number": "<n>"}, either with "sub_sequence_number": <i> inside a KPL aggregate>}} """ +
+      """or {"after_sequence_number": "<n>"}, either with "sub_sequence_number": <i> inside a KPL aggregate, or """ +
+      """'shard_end' for a closed shard read to its end>}} """ +
       """("streams": {"<stream>": {"<shard id>": ...}} when reading several)"""
 
   private val PerShardKeys = Set("default", "shards", "streams")
@@ -175,8 +201,9 @@ object InitialPosition {
     val default = map.get("default") match {
       case None => Latest
       case Some(v) => stage(v, s"""the "default" position""", json) match {
-        case AtSequenceNumber(_, _) | AfterSequenceNumber(_, _) => throw fail(""""default" to be latest, """ +
-          s"trim_horizon or at_timestamp, not ${JsonMethods.compact(v)}: a sequence number belongs to one shard")
+        case AtSequenceNumber(_, _) | AfterSequenceNumber(_, _) | ShardEnd => throw fail(""""default" to be """ +
+          s"latest, trim_horizon or at_timestamp, not ${JsonMethods.compact(v)}: a sequence number or shard_end " +
+          "belongs to one shard")
         case p => p
       }
     }
@@ -214,8 +241,10 @@ object InitialPosition {
   private def stage(value: JValue, what: String, json: String): InitialPosition = {
     def fail() = KinesisErrors.invalidOption(OptionKey, json, s"""$what to be 'latest', 'trim_horizon', 'earliest', """ +
       """{"at_timestamp": ..., "format": ...}, {"at_sequence_number": "<n>"} or {"after_sequence_number": "<n>"} """ +
-      s"""(either with "$SubSequenceKey": <i> inside a KPL aggregate), not ${JsonMethods.compact(value)}""")
+      s"""(either with "$SubSequenceKey": <i> inside a KPL aggregate) or '$ShardEndName', not """ +
+      JsonMethods.compact(value))
     value match {
+      case JString(name) if name.trim.equalsIgnoreCase(ShardEndName) => ShardEnd
       case JString(name) => parseName(name.trim).getOrElse(throw fail())
       case JObject(fs) =>
         val f = fs.toMap
@@ -251,10 +280,43 @@ object InitialPosition {
     if (canonical.isEmpty) "0" else canonical
   }
 
+  /** A shard named so tells where a consumer was: its unnamed ancestors and descendants are placed by it. */
+  private def placesRelatives(position: InitialPosition): Boolean = position == ShardEnd || sequenceOf(position).isDefined
+
+  /** Per shard: a closed shard read to its end. */
+  private val ShardEndName = "shard_end"
+
   private def sequenceOf(position: InitialPosition): Option[String] = position match {
     case AtSequenceNumber(seq, _)    => Some(seq)
     case AfterSequenceNumber(seq, _) => Some(seq)
     case _                           => None
+  }
+
+  /** The format stream-wide timestamps are written in: SimpleDateFormat syntax, milliseconds and an ISO offset. */
+  private val JsonTimestampFormat = "yyyy-MM-dd'T'HH:mm:ss.SSSXXX"
+
+  private def jsonValue(position: InitialPosition, streams: Seq[String]): JValue = {
+    def sequence(key: String, seq: String, sub: Option[Long]): JValue =
+      JObject((key -> JString(seq)) :: sub.map(i => SubSequenceKey -> (JInt(i): JValue)).toList)
+    position match {
+      case Latest      => JString("latest")
+      case TrimHorizon => JString("trim_horizon")
+      case ShardEnd    => JString(ShardEndName)
+      case AtTimestamp(ms) =>
+        val format = new SimpleDateFormat(JsonTimestampFormat, Locale.US)
+        format.setTimeZone(java.util.TimeZone.getTimeZone("UTC"))
+        JObject("at_timestamp" -> JString(format.format(new java.util.Date(ms))), "format" -> JString(JsonTimestampFormat))
+      case AtSequenceNumber(seq, sub)    => sequence("at_sequence_number", seq, sub)
+      case AfterSequenceNumber(seq, sub) => sequence("after_sequence_number", seq, sub)
+      case PerShard(default, shards) =>
+        def of(stream: String): JObject = JObject(shards.toList.collect { case ((`stream`, shard), p) => shard -> p }
+          .sortBy(_._1).map { case (shard, p) => shard -> jsonValue(p, streams) })
+        val named = streams match {
+          case Seq(one) => "shards" -> (of(one): JValue)
+          case several  => "streams" -> (JObject(several.toList.map(s => s -> (of(s): JValue))): JValue)
+        }
+        JObject("default" -> jsonValue(default, streams), named)
+    }
   }
 
   private def invalid(what: String): IllegalArgumentException =

@@ -138,6 +138,56 @@ private[kinesisspark] object KinesisErrors {
         "gone and continue from the oldest available record, set option 'failOnDataLoss' to 'false'; to start " +
         "over, use a new checkpoint location.")
 
+  // ---- a start where a KCL application stopped (option 'kclLeaseTable')
+
+  def leaseTableNotFound(table: String, region: String, endpoint: String): IllegalArgumentException =
+    new IllegalArgumentException(s"DynamoDB table '$table' (option 'kclLeaseTable') does not exist in region $region " +
+      s"(endpoint $endpoint): a KCL application's lease table is named after the application; check options " +
+      "'kclLeaseTable', 'dynamoDbRegion' and 'dynamoDbEndpoint'.")
+
+  def notALease(table: String, key: String, why: String): IllegalArgumentException =
+    new IllegalArgumentException(s"The item with leaseKey '$key' of DynamoDB table '$table' is not a KCL lease: " +
+      s"$why. Option 'kclLeaseTable' names a KCL application's lease table (named after the application).")
+
+  def noLeases(table: String): IllegalArgumentException =
+    new IllegalArgumentException(s"Lease table '$table' (option 'kclLeaseTable') holds no lease: the KCL application " +
+      "has not started, or the table belongs to another application. Without leases there is nowhere to continue " +
+      "from: remove option 'kclLeaseTable' and choose a start with 'initialPosition'.")
+
+  def leasesOfOtherStreams(table: String, stream: String, streams: Seq[String]): IllegalArgumentException =
+    new IllegalArgumentException(s"Lease table '$table' (option 'kclLeaseTable') holds leases of streams " +
+      s"${streams.map(s => s"'$s'").mkString(", ")} but none of stream '$stream': check options 'kclLeaseTable' and " +
+      "'streamName'.")
+
+  def singleStreamLeaseTable(table: String, streams: Seq[String]): IllegalArgumentException =
+    new IllegalArgumentException(s"Lease table '$table' (option 'kclLeaseTable') is a single-stream KCL " +
+      s"application's: its leases do not say which stream they belong to, and the query reads " +
+      s"${streams.map(s => s"'$s'").mkString(", ")}. Read the application's one stream with this option.")
+
+  def leasesOfAnotherStream(table: String, stream: String, leased: Seq[String], listed: Seq[String])
+      : IllegalArgumentException = {
+    def some(ids: Seq[String]) = ids.sorted.take(5).mkString(", ") + (if (ids.size > 5) ", ..." else "")
+    new IllegalArgumentException(s"Lease table '$table' (option 'kclLeaseTable') holds leases of shards " +
+      s"${some(leased)}, none of which stream '$stream' has (its shards: ${some(listed)}): the table belongs to " +
+      "another stream, or to one deleted and created again, or retention has removed every shard the application " +
+      "read. Check options 'kclLeaseTable' and 'streamName'; to start without the table, remove 'kclLeaseTable' and " +
+      "choose a start with 'initialPosition'.")
+  }
+
+  def checkpointOutsideShard(table: String, stream: String, shardId: String, sequenceNumber: String, range: Any)
+      : IllegalArgumentException =
+    new IllegalArgumentException(s"Lease table '$table' (option 'kclLeaseTable') checkpoints shard $shardId of " +
+      s"stream '$stream' at sequence number $sequenceNumber, outside the shard's sequence numbers $range: the table " +
+      "belongs to another stream, or to one deleted and created again. Check options 'kclLeaseTable' and 'streamName'.")
+
+  def checkpointTrimmed(table: String, stream: String, shardId: String, sequenceNumber: String): KinesisSparkException =
+    dataLoss(stream, shardId, s"the checkpoint of lease table '$table' (option 'kclLeaseTable'), sequence number " +
+      s"$sequenceNumber, is no longer in the shard, so records between it and the oldest one left are lost")
+
+  def leasedShardsGone(table: String, stream: String, shards: Seq[String]): KinesisSparkException =
+    dataLoss(stream, shards.mkString(", "), s"lease table '$table' (option 'kclLeaseTable') holds checkpoints in " +
+      "shards that retention has removed from the stream, so the records after those checkpoints are lost")
+
   // ---- the sink
 
   def missingColumn(column: String, accepted: String, alternative: String): IllegalArgumentException =

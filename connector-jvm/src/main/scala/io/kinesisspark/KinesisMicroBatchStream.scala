@@ -11,9 +11,11 @@ import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFacto
 import org.apache.spark.sql.connector.read.streaming._
 import org.slf4j.LoggerFactory
 
-import io.kinesisspark.aws.{KinesisApi, KinesisClients, PositionUnavailableException}
+import io.kinesisspark.aws.{DynamoDbLeaseTable, KinesisApi, KinesisClients, PositionUnavailableException}
 import io.kinesisspark.efo.ConsumerRegistrar
 import io.kinesisspark.reader.TransientBackoff
+import io.kinesisspark.switching.LeaseTableStart
+
 import io.kinesisspark.prefetch.{Prefetcher, RoundDispatcher}
 
 /**
@@ -84,7 +86,11 @@ final class KinesisMicroBatchStream(
   override def initialOffset(): Offset = recentOffsets.remember(
     new InitialOffsetStore(checkpointLocation, spark.sparkContext.hadoopConfiguration).getOrCreate {
       val now = clock.millis()
-      val initial = options.initialPosition
+      // Where a KCL application stopped, read from its lease table once: later starts read the offset written here.
+      val initial = options.kclLeaseTable.fold(options.initialPosition) { lease =>
+        val table = new DynamoDbLeaseTable(lease.table, lease.connection)
+        try LeaseTableStart.plan(options, table, api).position finally table.close()
+      }
       val offset = KinesisSourceOffset(
         options.streams.map { stream =>
           val shards = TransientBackoff.retrying(s"Listing the shards of '$stream'")(
@@ -104,7 +110,7 @@ final class KinesisMicroBatchStream(
             throw InitialPosition.refused(stream, shardId, position, e.awsErrorDetails().errorMessage())
         }
       }
-      log.info(s"Initial Kinesis offset (${options.initialPosition}): ${offset.json()}")
+      log.info(s"Initial Kinesis offset ($initial): ${offset.json()}")
       offset
     })
 

@@ -26,12 +26,24 @@ object KinesisOptionKeys {
   /** Ours: no TLS certificate verification at all; for local emulators with self-signed certificates only. */
   val InsecureTrustAllCertificates = "insecureTrustAllCertificates"
 
+  /** Ours: a KCL application's lease table (DynamoDB) to continue from at the query's first start. */
+  val KclLeaseTable = "kclLeaseTable"
+  /** Ours: the lease table's DynamoDB connection, where it differs from the stream's (see KclLeaseTableOptions). */
+  val DynamoDbRegion = "dynamoDbRegion"
+  val DynamoDbEndpoint = "dynamoDbEndpoint"
+  val DynamoDbAwsAccessKey = "dynamoDbAwsAccessKey"
+  val DynamoDbAwsSecretKey = "dynamoDbAwsSecretKey"
+  val DynamoDbAwsSessionToken = "dynamoDbAwsSessionToken"
+  val DynamoDbRoleArn = "dynamoDbRoleArn"
+  val DynamoDbRoleExternalId = "dynamoDbRoleExternalId"
   /**
    * Options whose values are secrets: never logged, shown in errors, or written anywhere by the connector. The role's
    * external id is a shared secret of sorts (its error says "<not shown>"). The option catalog marks them; the Python
    * package's own list of secrets (which `repr()` hides) is checked against it.
    */
-  val Secret: Set[String] = Set(AwsAccessKey, AwsSecretKey, AwsSessionToken, RoleExternalId)
+  val Secret: Set[String] = Set(AwsAccessKey, AwsSecretKey, AwsSessionToken, RoleExternalId, DynamoDbAwsAccessKey,
+    DynamoDbAwsSecretKey, DynamoDbAwsSessionToken, DynamoDbRoleExternalId)
+
   val MaxRecordsPerFetch = "maxRecordsPerFetch"
   val FailOnDataLoss = "failOnDataLoss"
   val MaxFetchRate = "maxFetchRate"
@@ -95,6 +107,10 @@ object KinesisOptionKeys {
     RoleExternalId, RoleSessionName, RoleSessionDuration, StsEndpoint, StsRegion, CredentialsProviderClass,
     CredentialsProviderParam, CaBundle, InsecureTrustAllCertificates)
 
+  /** The options of a start from a KCL application's lease table. */
+  val LeaseTable: Seq[String] = Seq(KclLeaseTable, DynamoDbRegion, DynamoDbEndpoint, DynamoDbAwsAccessKey,
+    DynamoDbAwsSecretKey, DynamoDbAwsSessionToken, DynamoDbRoleArn, DynamoDbRoleExternalId)
+
   /** Every option the sink reads. */
   val SinkAll: Seq[String] = Seq(StreamName) ++ Connection ++ Seq(PartitionKeyFallback, MaxInflightRequests,
     MaxPutRetries, Aggregation, AggregationMaxBytes, PreserveKeyOrder, Pacing, MaxRecordsPerShardPerSecond,
@@ -106,5 +122,5 @@ object KinesisOptionKeys {
     CredentialsProviderParam, CaBundle, InsecureTrustAllCertificates,
     MaxRecordsPerFetch, FailOnDataLoss, MaxFetchRate, MinFetchPeriod, MaxFetchDuration, FetchBufferSize, ShardsPerTask,
     ShardFetchInterval, CoalesceThresholdBlockSize, CoalesceBinSize, MaxShardsPerDescribe, MaxRecordsPerTrigger,
-    MaxBytesPerTrigger, AllowStreamRemoval, IncludeSubSequenceNumber, ConsumerMode) ++ EfoOnly
+    MaxBytesPerTrigger, AllowStreamRemoval, IncludeSubSequenceNumber, ConsumerMode) ++ EfoOnly ++ LeaseTable
 }

@@ -6,6 +6,7 @@ import io.kinesisspark.aws.{AwsConnection, ConnectionOptions}
 import io.kinesisspark.efo.EfoOptions
 import io.kinesisspark.options.{OptionSpec, StreamNames}
 import io.kinesisspark.reader.FetchLimits
+import io.kinesisspark.switching.KclLeaseTableOptions
 
 /**
  * The source's options, parsed once and validated when the table is created, so a bad option fails at
@@ -22,6 +23,8 @@ import io.kinesisspark.reader.FetchLimits
  * }}}
  *
  * @param efo the enhanced fan-out options when `consumerMode` is `efo`; `None` when polling
+ * @param kclLeaseTable the KCL application's lease table the first start continues from, when one is named; then
+ *                      `initialPosition` is where the shards the application never saw start
  */
 final case class KinesisSourceOptions(
     streams: Seq[String],
@@ -42,6 +45,7 @@ final case class KinesisSourceOptions(
     maxBytesPerTrigger: Option[Long],
     allowStreamRemoval: Boolean = false,
     efo: Option[EfoOptions] = None,
+    kclLeaseTable: Option[KclLeaseTableOptions] = None,
     recordSchema: KinesisRecordSchema = KinesisRecordSchema.Databricks) {
 
   /** What one shard's reader may do, from these options. */
@@ -128,10 +132,16 @@ object KinesisSourceOptions {
         s"stream ARNs in the region the query connects to ($region), like the option 'region'")
     }
 
+    val initialPosition = io.kinesisspark.InitialPosition.parse(Spec.initialPosition.valueOrDefault(get), streams)
+    val kclLeaseTable = KclLeaseTableOptions.parse(get, connection)
+    if (kclLeaseTable.isDefined && initialPosition.isInstanceOf[io.kinesisspark.InitialPosition.PerShard]) {
+      // The lease table gives each shard its start; per-shard positions beside it would say two things.
+      throw KinesisErrors.conflictingOptions(KclLeaseTable, KinesisOptionKeys.InitialPosition)
+    }
     KinesisSourceOptions(
       streams = streams,
       connection = connection.copy(streamArns = streamRefs.flatMap(r => r.arn.map(a => r.name -> a.arn)).toMap),
-      initialPosition = io.kinesisspark.InitialPosition.parse(Spec.initialPosition.valueOrDefault(get), streams),
+      initialPosition = initialPosition,
       maxRecordsPerFetch = Spec.maxRecordsPerFetch.valueOrDefault(get).toInt,
       failOnDataLoss = Spec.failOnDataLoss.valueOrDefault(get),
       maxFetchRateBytesPerSec = MiB * Spec.maxFetchRate.valueOrDefault(get),
@@ -147,6 +157,7 @@ object KinesisSourceOptions {
       maxBytesPerTrigger = Spec.maxBytesPerTrigger.read(get),
       allowStreamRemoval = Spec.allowStreamRemoval.valueOrDefault(get),
       efo = EfoOptions.parse(get, streams),
+      kclLeaseTable = kclLeaseTable,
       recordSchema = KinesisRecordSchema(RecordLayout.Databricks,
         subSequenceNumber = Spec.includeSubSequenceNumber.valueOrDefault(get)))
   }

@@ -196,13 +196,50 @@ class InitialPositionPerShardSuite extends AnyFunSuite {
       s"""{"shards": {"$Shard0": {"after_sequence_number": "1", "sub_sequence_number": -1}}}""" -> "not -1",
       s"""{"shards": {"$Shard0": {"after_sequence_number": "1", "sub_sequence_number": "3"}}}""" -> "not \"3\"",
       s"""{"shards": {"$Shard0": {"after_sequence_number": "1", "sub_sequence_number": 1.5}}}""" -> "not 1.5",
-      s"""{"shards": {"$Shard0": {"sub_sequence_number": 1}}}""" -> "inside a KPL aggregate), not",
+      s"""{"shards": {"$Shard0": {"sub_sequence_number": 1}}}""" -> "inside a KPL aggregate) or 'shard_end', not",
       s"""{"shards": {"$Shard0": {"at_timestamp": "06/25/2020 10:23:45 PDT", "sub_sequence_number": 1}}}""" ->
-        "inside a KPL aggregate), not")
+        "inside a KPL aggregate) or 'shard_end', not")
     cases.foreach { case (json, expected) =>
       val message = error(json)
       assert(message.contains(s"the position of shard '$Shard0' of stream 'orders'") && message.contains(expected),
         s"$json: $message")
     }
+  }
+
+  test("shard_end names a closed shard read to its end, and places its relatives like a sequence number") {
+    // 0 split into 1 and 2; the consumer had finished 1 before 1 was split into 3.
+    val shards = Seq(shard(0).copy(closed = true), shard(1, 0).copy(closed = true), shard(2, 0), shard(3, 1), shard(4))
+    val p = parse("""{"default": "latest", "shards": {"shardId-000000000001": " Shard_End "}}""", Seq("orders"))
+    assert(p == PerShard(Latest, Map(("orders", "shardId-000000000001") -> ShardEnd)))
+    assert(p.shardPositions("orders", shards, 7L) == Map(
+      Shard0 -> ShardPosition.Finished,
+      "shardId-000000000001" -> ShardPosition.Finished,
+      "shardId-000000000002" -> ShardPosition.AtTimestamp(7L),
+      "shardId-000000000003" -> ShardPosition.TrimHorizon,
+      "shardId-000000000004" -> ShardPosition.AtTimestamp(7L)))
+    p.checkShards("orders", shards)
+    val open = intercept[IllegalArgumentException](p.checkShards("orders", Seq(shard(0), shard(1, 0))))
+    assert(open.getMessage.contains("shard 'shardId-000000000001' of stream 'orders' as read to its end"))
+    assert(open.getMessage.contains("the shard is open"))
+    // Only per shard: as the default, or for the whole stream, it is refused with what is accepted.
+    val asDefault = intercept[IllegalArgumentException](parse("""{"default": "shard_end"}""", Seq("orders")))
+    assert(asDefault.getMessage.contains("a sequence number or shard_end belongs to one shard"))
+    val streamWide = intercept[IllegalArgumentException](InitialPosition.parse("shard_end"))
+    assert(streamWide.getMessage.contains("Invalid value 'shard_end' for option 'initialPosition'"))
+  }
+
+  test("json gives the option's text, which parses back to the same position") {
+    val oneStream = PerShard(TrimHorizon, Map(("orders", Shard0) -> AfterSequenceNumber("100", Some(3L)),
+      ("orders", Shard1) -> AtSequenceNumber("205"), ("orders", "shardId-000000000002") -> ShardEnd))
+    assert(oneStream.json(Seq("orders")) == """{"default":"trim_horizon","shards":{"shardId-000000000000":""" +
+      """{"after_sequence_number":"100","sub_sequence_number":3},"shardId-000000000001":{"at_sequence_number":"205"},""" +
+      """"shardId-000000000002":"shard_end"}}""")
+    val severalStreams = PerShard(AtTimestamp(1593105825120L), Map(("a", Shard0) -> AfterSequenceNumber("7"),
+      ("b", Shard1) -> Latest))
+    for ((p, streams) <- Seq(oneStream -> Seq("orders"), severalStreams -> Seq("a", "b"), Latest -> Nil,
+        TrimHorizon -> Nil, AtTimestamp(1593105825120L) -> Nil)) {
+      assert(InitialPosition.parse(p.json(streams), streams) == p, p.json(streams))
+    }
+    assert(severalStreams.json(Seq("a", "b")).contains(""""at_timestamp":"2020-06-25T17:23:45.120Z""""))
   }
 }

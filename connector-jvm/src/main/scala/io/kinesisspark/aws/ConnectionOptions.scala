@@ -31,13 +31,13 @@ object ConnectionOptions {
   val MaxRoleSessionSeconds = 43200
   val DefaultRoleSessionSeconds = 3600
 
-  private val RegionAccepted = "an AWS region name such as 'us-east-1'"
-  private def urlAccepted(example: String) = s"an http:// or https:// URL such as '$example'"
+  private[kinesisspark] val RegionAccepted = "an AWS region name such as 'us-east-1'"
+  private[kinesisspark] def urlAccepted(example: String) = s"an http:// or https:// URL such as '$example'"
   private val KinesisUrlExample = "https://kinesis.us-east-1.amazonaws.com"
   private val StsUrlExample = "https://sts.us-east-1.amazonaws.com"
-  private val RoleArnAccepted = "an IAM role ARN such as 'arn:aws:iam::123456789012:role/kinesis-reader'"
+  private[kinesisspark] val RoleArnAccepted = "an IAM role ARN such as 'arn:aws:iam::123456789012:role/kinesis-reader'"
   private val SessionNameAccepted = "2 to 64 characters from a-z, A-Z, 0-9 and '=,.@-_'"
-  private val ExternalIdAccepted = "2 to 1,224 characters from a-z, A-Z, 0-9 and '+=,.@:/-'"
+  private[kinesisspark] val ExternalIdAccepted = "2 to 1,224 characters from a-z, A-Z, 0-9 and '+=,.@:/-'"
   private val CaBundleAccepted = "the path of a readable PEM file of CA certificates"
 
   /** The options of every part that talks to AWS, with their defaults where one value is the default. */
@@ -75,56 +75,61 @@ object ConnectionOptions {
    * @param get         an option's value by name (case-insensitive lookup is the caller's)
    * @param impliedRegion a region implied by something else the user gave (e.g. stream ARNs), used when `region`
    *                    is not set
+   * @param name        the name the user gives each option, where it differs (the lease table's DynamoDB connection
+   *                    reads `dynamoDbRoleArn` for `roleArn`): looked up, and named in errors, by it
+   * @param endpointExample the endpoint an error about the endpoint shows as an example
    */
-  def parse(get: String => Option[String], impliedRegion: Option[String] = None): AwsConnection = {
-    val endpoint = get(Endpoint).map(parseUrl(Endpoint, _, KinesisUrlExample))
-    val region = get(Region).map(parseRegion(Region, _))
+  def parse(get: String => Option[String], impliedRegion: Option[String] = None,
+      name: String => String = identity, endpointExample: String = KinesisUrlExample): AwsConnection = {
+    val named: String => Option[String] = key => get(name(key))
+    val endpoint = named(Endpoint).map(parseUrl(name(Endpoint), _, endpointExample))
+    val region = named(Region).map(parseRegion(name(Region), _))
       .orElse(impliedRegion)
       .orElse(endpoint.flatMap(regionFromEndpoint))
       .orElse(Try(new DefaultAwsRegionProviderChain().getRegion.id()).toOption)
       .getOrElse(throw KinesisErrors.regionUnresolved())
-    AwsConnection(region, endpoint, credentials(get, region), tls = tls(get))
+    AwsConnection(region, endpoint, credentials(named, name, region), tls = tls(get))
   }
 
-  private def credentials(get: String => Option[String], region: String): AwsCredentialsConfig = {
-    val keys: Option[AwsCredentialsConfig] = (get(AwsAccessKey), get(AwsSecretKey), get(AwsSessionToken)) match {
+  private def credentials(named: String => Option[String], name: String => String, region: String): AwsCredentialsConfig = {
+    val keys: Option[AwsCredentialsConfig] = (named(AwsAccessKey), named(AwsSecretKey), named(AwsSessionToken)) match {
       case (Some(a), Some(s), token) => Some(AwsCredentialsConfig.StaticKeys(a, s, token))
-      case (Some(_), None, _)        => throw KinesisErrors.optionRequiresOther(AwsAccessKey, AwsSecretKey)
-      case (None, Some(_), _)        => throw KinesisErrors.optionRequiresOther(AwsSecretKey, AwsAccessKey)
-      case (None, None, Some(_))     => throw KinesisErrors.optionRequiresOther(AwsSessionToken, AwsAccessKey)
+      case (Some(_), None, _)        => throw KinesisErrors.optionRequiresOther(name(AwsAccessKey), name(AwsSecretKey))
+      case (None, Some(_), _)        => throw KinesisErrors.optionRequiresOther(name(AwsSecretKey), name(AwsAccessKey))
+      case (None, None, Some(_))     => throw KinesisErrors.optionRequiresOther(name(AwsSessionToken), name(AwsAccessKey))
       case (None, None, None)        => None
     }
-    val providerClass = get(CredentialsProviderClass).map { name =>
-      if (keys.isDefined) throw KinesisErrors.conflictingOptions(CredentialsProviderClass, AwsAccessKey)
-      AwsCredentialsConfig.ProviderClass(name.trim, get(CredentialsProviderParam))
+    val providerClass = named(CredentialsProviderClass).map { cls =>
+      if (keys.isDefined) throw KinesisErrors.conflictingOptions(name(CredentialsProviderClass), name(AwsAccessKey))
+      AwsCredentialsConfig.ProviderClass(cls.trim, named(CredentialsProviderParam))
     }
-    if (providerClass.isEmpty && get(CredentialsProviderParam).isDefined) {
-      throw KinesisErrors.optionRequiresOther(CredentialsProviderParam, CredentialsProviderClass)
+    if (providerClass.isEmpty && named(CredentialsProviderParam).isDefined) {
+      throw KinesisErrors.optionRequiresOther(name(CredentialsProviderParam), name(CredentialsProviderClass))
     }
     val base = keys.orElse(providerClass).getOrElse(AwsCredentialsConfig.DefaultChain)
 
-    get(RoleArn) match {
+    named(RoleArn) match {
       case None =>
-        Seq(RoleExternalId, RoleSessionName, RoleSessionDuration, StsEndpoint, StsRegion).find(get(_).isDefined)
-          .foreach(o => throw KinesisErrors.optionRequiresOther(o, RoleArn))
+        Seq(RoleExternalId, RoleSessionName, RoleSessionDuration, StsEndpoint, StsRegion).find(named(_).isDefined)
+          .foreach(o => throw KinesisErrors.optionRequiresOther(name(o), name(RoleArn)))
         base
       case Some(arn) =>
         if (!RoleArnPattern.pattern.matcher(arn.trim).matches()) {
-          throw KinesisErrors.invalidOption(RoleArn, arn, RoleArnAccepted)
+          throw KinesisErrors.invalidOption(name(RoleArn), arn, RoleArnAccepted)
         }
-        val sessionName = Spec.roleSessionName.valueOrDefault(get).trim
+        val sessionName = Spec.roleSessionName.valueOrDefault(named).trim
         if (!SessionNamePattern.pattern.matcher(sessionName).matches()) {
-          throw KinesisErrors.invalidOption(RoleSessionName, sessionName, SessionNameAccepted)
+          throw KinesisErrors.invalidOption(name(RoleSessionName), sessionName, SessionNameAccepted)
         }
-        val duration = (Spec.roleSessionDuration.valueOrDefault(get) / 1000).toInt
-        val externalId = get(RoleExternalId).map(_.trim)
+        val duration = (Spec.roleSessionDuration.valueOrDefault(named) / 1000).toInt
+        val externalId = named(RoleExternalId).map(_.trim)
         externalId.filterNot(id => ExternalIdPattern.pattern.matcher(id).matches()).foreach { _ =>
           // The external id is a shared secret of sorts: describe what is wrong without echoing it.
-          throw KinesisErrors.invalidOption(RoleExternalId, "<not shown>", ExternalIdAccepted)
+          throw KinesisErrors.invalidOption(name(RoleExternalId), "<not shown>", ExternalIdAccepted)
         }
         val sts = StsLocation(
-          get(StsRegion).map(parseRegion(StsRegion, _)).getOrElse(region),
-          get(StsEndpoint).map(parseUrl(StsEndpoint, _, StsUrlExample)))
+          named(StsRegion).map(parseRegion(name(StsRegion), _)).getOrElse(region),
+          named(StsEndpoint).map(parseUrl(name(StsEndpoint), _, StsUrlExample)))
         AwsCredentialsConfig.AssumeRole(arn.trim, externalId, sessionName, duration, base, sts)
     }
   }

@@ -1,0 +1,53 @@
+"""Print the per-shard start that continues where a KCL application stopped, without starting a query.
+
+    python -m kinesis_spark.kcl_start_cli --stream orders --lease-table orders-app --option region=us-east-1
+
+The JSON printed is option ``initialPosition``'s value, to review and then give a query in place of
+option ``kclLeaseTable``; the notes go to standard error. Credentials come from the environment (the AWS SDK's
+default chain) unless given with ``--option``, which a process list shows: prefer the environment for keys.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ._error_types import KinesisSparkError
+from ._kcl_start import kcl_start
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; return its exit status."""
+    parser = argparse.ArgumentParser(
+        prog="python -m kinesis_spark.kcl_start_cli",
+        description="Print option initialPosition's value that continues where a KCL application stopped.",
+    )
+    parser.add_argument("--stream", required=True, help="the stream (option streamName)")
+    parser.add_argument("--lease-table", required=True, help="the KCL application's lease table (its name)")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="another option of the query, such as region=us-east-1 or dynamoDbEndpoint=http://...",
+    )
+    args = parser.parse_args(argv)
+    options = {}
+    for option in args.option:
+        name, sep, value = option.partition("=")
+        if not sep:
+            parser.error(f"--option takes NAME=VALUE, not {option!r}")
+        options[name] = value
+    try:
+        start = kcl_start(args.stream, args.lease_table, **options)
+    except KinesisSparkError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    for note in start.notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(start.initial_position)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
