@@ -102,7 +102,7 @@ class InitialPositionPerShardSuite extends AnyFunSuite {
       (s"""{"shards": {"$Shard0": {"after_sequence_number": 12}}}""", s"the position of shard '$Shard0'"),
       (s"""{"shards": {"$Shard0": "middle"}}""", "not \"middle\""),
       (s"""{"shards": {"$Shard0": {"at_sequence_number": "1", "after_sequence_number": "2"}}}""", Shard0),
-      ("""{"default": {"at_sequence_number": "1"}}""", "a sequence number belongs to one shard"),
+      ("""{"default": {"at_sequence_number": "1"}}""", "a sequence number or shard_end belongs to one shard"),
       ("""{"default": "trim_horizon", "at_timestamp": "06/25/2020 10:23:45 PDT"}""", "no field \"at_timestamp\""),
       ("""{"shards": ["shardId-000000000000"]}""", "an object of shard id to position"),
       ("""{"streams": {"payments": {}}}""", "not 'payments'"))
