@@ -122,10 +122,13 @@ def test_a_query_continues_where_a_kcl_application_checkpointed(
         },
     }
     assert len(start.notes) == 1 and f"Shards {c} (TRIM_HORIZON) of lease table '{application}'" in start.notes[0]
-    # The command line prints the same start.
+    # The command line prints the same start: keys from standard input, the rest as arguments.
+    keys = {k: v for k, v in options.items() if k.startswith("aws")}
     cli = subprocess.run(
         [sys.executable, "-m", "kinesis_spark.kcl_start_cli", "--stream", name, "--lease-table", application]
-        + [arg for key, value in options.items() for arg in ("--option", f"{key}={value}")],
+        + [arg for k, v in options.items() if k not in keys for arg in ("--option", f"{k}={v}")]
+        + ["--options-json", "-"],
+        input=json.dumps(keys),
         capture_output=True,
         text=True,
         check=True,

@@ -91,7 +91,6 @@ SHADED = {
     "apachehttp": ["org.apache.httpcomponents:httpclient:", "org.apache.httpcomponents:httpcore:"],
     "awssdk": ["software.amazon.awssdk:sdk-core:", "software.amazon.awssdk:third-party-jackson-core:"],
     "commons": ["commons-codec:commons-codec:", "commons-logging:commons-logging:"],
-    "eventstream": ["software.amazon.eventstream:eventstream:"],
     "netty": ["io.netty:netty-common:", "io.netty:netty-codec-http2:"],
     "protobuf": ["com.google.protobuf:protobuf-java:"],
     "reactivestreams": ["org.reactivestreams:reactive-streams:"],

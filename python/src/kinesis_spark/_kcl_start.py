@@ -37,6 +37,12 @@ class KclStart:
     notes : list of str
         What to know before relying on it: shards with no checkpoint yet, checkpoints retention trimmed,
         leases still being renewed (the application is running).
+
+    Examples
+    --------
+    >>> start = KclStart(InitialPosition.per_shard({"shardId-000000000000": InitialPosition.shard_end()}), [])
+    >>> print(start.initial_position)
+    {"shards": {"shardId-000000000000": "shard_end"}}
     """
 
     initial_position: InitialPosition

@@ -4,13 +4,16 @@
 
 The JSON printed is option ``initialPosition``'s value, to review and then give a query in place of
 option ``kclLeaseTable``; the notes go to standard error. Credentials come from the environment (the AWS SDK's
-default chain) unless given with ``--option``, which a process list shows: prefer the environment for keys.
+default chain), or as options: ``--option`` shows them in a process list, ``--options-json FILE`` (``-`` for
+standard input, a JSON object of option names to values) does not.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
 from ._error_types import KinesisSparkError
 from ._kcl_start import kcl_start
@@ -31,12 +34,25 @@ def main(argv: list[str] | None = None) -> int:
         metavar="NAME=VALUE",
         help="another option of the query, such as region=us-east-1 or dynamoDbEndpoint=http://...",
     )
+    parser.add_argument(
+        "--options-json",
+        metavar="FILE",
+        help="options as a JSON object of names to values, from FILE or - (standard input): keys stay "
+        "off the command line",
+    )
     args = parser.parse_args(argv)
-    options = {}
+    options: dict[str, str] = {}
+    if args.options_json is not None:
+        text = sys.stdin.read() if args.options_json == "-" else Path(args.options_json).read_text()
+        loaded = json.loads(text)
+        if not isinstance(loaded, dict):
+            parser.error("--options-json takes a JSON object of option names to values")
+        options.update({str(name): str(value) for name, value in loaded.items()})
     for option in args.option:
         name, sep, value = option.partition("=")
         if not sep:
-            parser.error(f"--option takes NAME=VALUE, not {option!r}")
+            # Not echoed: it may be a key given without its name.
+            parser.error("--option takes NAME=VALUE, and one was given without '='")
         options[name] = value
     try:
         start = kcl_start(args.stream, args.lease_table, **options)

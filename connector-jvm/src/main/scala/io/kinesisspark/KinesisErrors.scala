@@ -174,9 +174,26 @@ private[kinesisspark] object KinesisErrors {
       "choose a start with 'initialPosition'.")
   }
 
-  def checkpointOutsideShard(table: String, stream: String, shardId: String, sequenceNumber: String, range: Any)
-      : IllegalArgumentException =
-    new IllegalArgumentException(s"Lease table '$table' (option 'kclLeaseTable') checkpoints shard $shardId of " +
+  def leasesOfSeveralStreams(table: String, stream: String, keys: Seq[String]): IllegalArgumentException =
+    new IllegalArgumentException(s"Lease table '$table' (option 'kclLeaseTable') holds leases of the same shard of " +
+      s"more than one stream named '$stream' (${keys.map(k => s"'$k'").mkString(", ")}): a stream deleted and created " +
+      "again, or one of another account. Remove the other stream's leases from the table, or give each shard its " +
+      "start with 'initialPosition' instead.")
+
+  def notAnOptionsObject(tool: String): IllegalArgumentException =
+    new IllegalArgumentException(s"$tool reads a JSON object of option names to values on standard input, such as " +
+      """{"streamName": "orders", "kclLeaseTable": "orders-app"}.""")
+
+  def checkpointRecordUnanswered(stream: String, shardId: String, sequenceNumber: String, calls: Int)
+      : KinesisSparkException =
+    new KinesisSparkException(s"Kinesis returned no record in $calls GetRecords calls at sequence number " +
+      s"$sequenceNumber of shard '$shardId' in stream '$stream' (option 'kclLeaseTable': a checkpoint at user " +
+      "record 0, which the start reads to tell a plain record from a KPL aggregate), though the shard holds more: " +
+      "start the query again.")
+
+  def checkpointOutsideShard(table: String, stream: String, shardId: String, sequenceNumber: String,
+      range: io.kinesisspark.aws.SequenceNumberRange): IllegalArgumentException =
+    new IllegalArgumentException(s"Lease table '$table' (option 'kclLeaseTable') checkpoints shard '$shardId' of " +
       s"stream '$stream' at sequence number $sequenceNumber, outside the shard's sequence numbers $range: the table " +
       "belongs to another stream, or to one deleted and created again. Check options 'kclLeaseTable' and 'streamName'.")
 

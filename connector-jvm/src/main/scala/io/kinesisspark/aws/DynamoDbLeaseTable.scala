@@ -40,8 +40,8 @@ final class DynamoDbLeaseTable(val name: String, connection: AwsConnection) exte
       case _: ResourceNotFoundException =>
         throw KinesisErrors.leaseTableNotFound(name, connection.region, connection.endpointDescription)
       case e: DynamoDbException if ErrorClassifier.isAccessDenied(e) =>
-        throw KinesisErrors.permissionDenied("Scan", s"DynamoDB table '$name'", "dynamodb:Scan", None,
-          ErrorClassifier.errorMessage(e), e)
+        throw KinesisErrors.permissionDenied("Scan", s"DynamoDB table '$name'", "dynamodb:Scan",
+          Some(connection.credentials.description), s"${ErrorClassifier.errorCode(e)}: ${ErrorClassifier.errorMessage(e)}", e)
     }
 
   override def close(): Unit = try client.close() finally http.close()

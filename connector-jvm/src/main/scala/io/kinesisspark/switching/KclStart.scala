@@ -107,7 +107,8 @@ object KclStart {
     }
     val graph = ShardGraph(listed)
     val ancestors = graph.ancestorsOf(named.keySet) -- named.keySet
-    val descendants = graph.descendantsOf(named.keySet) -- named.keySet -- ancestors
+    // Children of leased shards retention has removed count too: they hold the records that came after.
+    val descendants = graph.descendantsOf(named.keySet ++ absent.map(_.shardId)) -- named.keySet -- ancestors
     val relatives = ancestors.map(_ -> (ShardEnd: InitialPosition)) ++ descendants.map(_ -> (TrimHorizon: InitialPosition))
     val shards = (named ++ relatives).map { case (id, p) => (stream, id) -> p }
     Plan(PerShard(default, shards), notes.result())
@@ -124,6 +125,11 @@ object KclStart {
     else {
       val ours = multi.filter(_.stream.contains(stream))
       if (ours.isEmpty) throw KinesisErrors.leasesOfOtherStreams(table, stream, multi.flatMap(_.stream).distinct.sorted)
+      // KCL keeps a deleted stream's leases: a stream created again under its name (or one of another account) has
+      // its own creation epoch in the key, and which lease is the stream's cannot be told from the shard id alone.
+      ours.groupBy(_.shardId).collectFirst { case (_, same) if same.size > 1 =>
+        throw KinesisErrors.leasesOfSeveralStreams(table, stream, same.map(_.key).sorted)
+      }
       ours
     }
   }

@@ -94,7 +94,9 @@ object LeaseTableStart {
           case KplDecoded.Aggregated(_) => RecordAt.Aggregate
           case _                        => RecordAt.Plain
         }
-      case _ => RecordAt.Gone
+      case Some(_) => RecordAt.Gone // the oldest record left is a later one: retention trimmed the checkpoint's
+      case None if next.isEmpty => RecordAt.Gone // nothing at or after it, up to the shard's tip
+      case None => throw KinesisErrors.checkpointRecordUnanswered(stream, shardId, sequenceNumber, calls)
     }
   }
 }

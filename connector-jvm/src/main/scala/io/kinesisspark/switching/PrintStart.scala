@@ -43,8 +43,7 @@ object PrintStart {
         case (k, JString(v)) => k -> v
         case (k, other) => k -> JsonMethods.compact(JsonMethods.render(other))
       }.toMap
-      case _ => throw new IllegalArgumentException("PrintStart reads a JSON object of option names to values on " +
-        "standard input, such as {\"streamName\": \"orders\", \"kclLeaseTable\": \"orders-app\"}")
+      case _ => throw KinesisErrors.notAnOptionsObject("PrintStart")
     }
     val parsed = KinesisSourceOptions.parse(options)
     val lease = parsed.kclLeaseTable.getOrElse(throw KinesisErrors.missingOption(KinesisOptionKeys.KclLeaseTable,

@@ -109,9 +109,19 @@ class KclStartSuite extends AnyFunSuite {
     assert(foreign.getMessage.contains("belongs to another stream"))
     // Shard 1 holds sequence numbers from 1000 on.
     val outside = intercept[IllegalArgumentException](plan(Seq(lease(1, at(5))), listed))
-    assert(outside.getMessage.contains(s"checkpoints shard ${id(1)} of stream '$Stream' at sequence number 5"))
+    assert(outside.getMessage.contains(s"checkpoints shard '${id(1)}' of stream '$Stream' at sequence number 5"))
     val empty = intercept[IllegalArgumentException](plan(Nil, listed))
     assert(empty.getMessage.contains(s"Lease table '$Table' (option 'kclLeaseTable') holds no lease"))
+  }
+
+  test("the children of a leased shard retention removed start at their beginning") {
+    // Shard 1 (finished by the application, or its checkpoint lost) is gone; its children 2 and 3 have no lease.
+    val listed = Seq(shard(2, 1)(), shard(3, 1)(), shard(4)())
+    for (checkpoint <- Seq(KclCheckpoint.ShardEnd, at(1005))) {
+      val p = plan(Seq(lease(1, checkpoint), lease(4, at(4001))), listed, failOnDataLoss = false)
+      assert(p.position.shards == Map((Stream, id(2)) -> TrimHorizon, (Stream, id(3)) -> TrimHorizon,
+        (Stream, id(4)) -> AfterSequenceNumber("4001")), checkpoint)
+    }
   }
 
   test("a multi-stream application's table: only the stream's own leases count") {
@@ -120,6 +130,12 @@ class KclStartSuite extends AnyFunSuite {
     assert(plan(leases, listed).position.shards == Map((Stream, id(1)) -> AfterSequenceNumber("1005")))
     val none = intercept[IllegalArgumentException](plan(Seq(lease(1, at(1009), Some("payments"))), listed))
     assert(none.getMessage.contains("holds leases of streams 'payments' but none of stream 'orders'"))
+    // A stream deleted and created again under the same name: its old leases stay, with another creation epoch.
+    val old = lease(1, KclCheckpoint.ShardEnd, Some(Stream)).copy(key = s"123456789012:$Stream:1600000000:${id(1)}")
+    val recreated = leases :+ old
+    val twice = intercept[IllegalArgumentException](plan(recreated, listed))
+    assert(twice.getMessage.contains(s"holds leases of the same shard of more than one stream named '$Stream'"))
+    assert(twice.getMessage.contains(s"'123456789012:$Stream:1600000000:${id(1)}'"))
   }
 
   test("lease items: single- and multi-stream keys, sequence numbers, sentinels; a foreign item is refused") {

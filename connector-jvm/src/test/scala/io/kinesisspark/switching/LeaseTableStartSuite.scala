@@ -38,6 +38,17 @@ class LeaseTableStartSuite extends AnyFunSuite {
     assert(lookup(Shard0, plain) == RecordAt.Gone)
   }
 
+  test("a record Kinesis keeps answering nothing for, though the shard holds more, fails the start: never a loss") {
+    val api = new FakeKinesisApi() {
+      override def getRecords(name: String, iterator: String, limit: Int) =
+        super.getRecords(name, iterator, limit).copy(records = Nil, millisBehindLatest = 1000L)
+    }
+    api.add(Shard0, 2)
+    val e = intercept[io.kinesisspark.KinesisSparkException](
+      LeaseTableStart.recordAt(api, "s")(Shard0, api.shards(Shard0).head.sequenceNumber))
+    assert(e.getMessage.contains(s"Kinesis returned no record in 5 GetRecords calls at sequence number"))
+  }
+
   test("the table is read twice, a renewal window apart; leases renewed meanwhile are named in a warning") {
     val api = new FakeKinesisApi()
     api.add(Shard0, 3)
