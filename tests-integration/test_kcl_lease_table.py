@@ -22,7 +22,7 @@ from pathlib import Path
 import boto3
 import pytest
 from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY
-from harness.kpl_producer import Producer, Row, UserRecord, assert_rows_exactly, rows, users
+from harness.kpl_producer import Producer, Row, assert_rows_exactly, in_shard, rows, users
 from harness.moto import MotoServer
 from harness.spark import REPO_ROOT
 
@@ -61,13 +61,6 @@ def start_kcl(emulator, dynamodb, stream: str, application: str, targets: dict[s
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-
-
-def in_shard(producer: Producer, shard: str, records: list[UserRecord]) -> list[UserRecord]:
-    """The user records with the shard's starting hash key as explicit hash key. KCL 2.x drops a whole aggregate
-    holding a user record whose hash key lies outside its shard; KPL itself aggregates only records of one shard."""
-    low = producer.ranges[shard][0]
-    return [UserRecord(r.partition_key, r.data, str(low)) for r in records]
 
 
 def kcl_rows(out: Path, plain: set[str]) -> list[Row]:

@@ -96,6 +96,16 @@ REFUSED: list[dict[str, str | None]] = [
     {"kclLeaseTable": "orders-app", "dynamoDbAwsAccessKey": "AKID"},
     {"kclLeaseTable": "orders-app", "initialPosition": '{"shards": {"shardId-000000000000": "latest"}}'},
     {"dynamoDbRegion": "us-east-1"},
+    *({"awslabsCheckpointLocation": v} for v in ("", "  ")),
+    {"awslabsMetadataPath": "/m"},
+    {"awslabsDynamoDbTable": "kdsc_us-east-1_orders"},
+    {"awslabsCheckpointLocation": "/q", "awslabsMetadataPath": " "},
+    {"awslabsCheckpointLocation": "/q", "awslabsMetadataPath": "/m", "awslabsDynamoDbTable": "table"},
+    {"awslabsCheckpointLocation": "/q", "awslabsDynamoDbTable": "a b"},
+    {"awslabsCheckpointLocation": "/q", "kclLeaseTable": "orders-app"},
+    {"awslabsCheckpointLocation": "/q", "streamName": "a,b"},
+    {"awslabsCheckpointLocation": "/q", "initialPosition": '{"shards": {"shardId-000000000000": "latest"}}'},
+    {"awslabsCheckpointLocation": "/q", "awslabsDynamoDbTable": "table", "dynamoDbAwsSecretKey": "s"},
 ]
 
 # Unusual values the JVM accepts; Python must not refuse them.
@@ -122,6 +132,8 @@ ACCEPTED: list[dict[str, str]] = [
     {"region": " us-east-1 "},
     {"initialPosition": '{"shards": {"shardId-000000000000": " Shard_End "}}'},
     {"kclLeaseTable": " orders-app ", "dynamoDbRegion": " eu-west-1 ", "dynamoDbEndpoint": "http://127.0.0.1:1"},
+    {"awslabsCheckpointLocation": " s3a://b/q ", "awslabsMetadataPath": "s3a://b/m"},
+    {"awslabsCheckpointLocation": "/q", "awslabsDynamoDbTable": "table", "dynamoDbEndpoint": "http://127.0.0.1:1"},
 ]
 
 

@@ -99,6 +99,13 @@ class Producer:
         return put
 
 
+def in_shard(producer: Producer, shard: str, records: list[UserRecord]) -> list[UserRecord]:
+    """The user records with the shard's starting hash key as explicit hash key. KCL 2.x drops a whole aggregate
+    holding a user record whose hash key lies outside its shard; KPL itself aggregates only records of one shard."""
+    low = producer.ranges[shard][0]
+    return [UserRecord(r.partition_key, r.data, str(low)) for r in records]
+
+
 def rows(records: list[SinkRecord]) -> list[Row]:
     return [(r.shard_id, r.sequence_number, r.sub_sequence_number, r.partition_key, r.data) for r in records]
 

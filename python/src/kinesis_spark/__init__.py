@@ -23,10 +23,10 @@ from . import errors
 from ._consumer_mode import ConsumerMode
 from ._consumers import KinesisConsumer, KinesisConsumerManager
 from ._jar import configure, jar_path
-from ._kcl_start import KclStart, kcl_start
 from ._options_builder import OptionValue
 from ._position import InitialPosition
 from ._reader import KinesisReader
+from ._switch_start import KclStart, SwitchStart, awslabs_start, kcl_start, switch_start
 from ._versions import package_version
 from ._writer import KinesisWriter
 from .errors import (
@@ -69,11 +69,14 @@ __all__ = [
     "SessionWithoutJarError",
     "SparkConnectError",
     "StreamNotFoundError",
+    "SwitchStart",
     "UnsupportedSparkVersionError",
     "__version__",
+    "awslabs_start",
     "configure",
     "errors",
     "jar_path",
     "kcl_start",
+    "switch_start",
     "translate_errors",
 ]

@@ -62,7 +62,7 @@ class OptionEntry:
     bounds: Mapping[str, Any] = field(default_factory=dict)
 
 
-_PARTS = ("source", "connection", "efo", "kclLeaseTable", "sink")
+_PARTS = ("source", "connection", "efo", "kclLeaseTable", "awslabsCheckpoint", "dynamoDb", "sink")
 _FORMS = ("invalid", "missing", "requiresOther", "conflicting")
 _REBUILD = "run `bash dev/build-python.sh` with the jar of this source tree"
 

@@ -43,8 +43,12 @@ CONSUMER_NAME_PREFIX = "consumerNamePrefix"
 REQUIRE_CONSUMER_DEREGISTRATION = "requireConsumerDeregistration"
 CONSUMER_REFRESH_INTERVAL = "consumerRefreshInterval"
 
-# A start where a KCL application stopped: its lease table, and DynamoDB's connection where it differs.
+# A start where another consumer stopped: a KCL application's lease table or an awslabs connector query's
+# checkpoint, and DynamoDB's connection (for either) where it differs from the stream's.
 KCL_LEASE_TABLE = "kclLeaseTable"
+AWSLABS_CHECKPOINT_LOCATION = "awslabsCheckpointLocation"
+AWSLABS_METADATA_PATH = "awslabsMetadataPath"
+AWSLABS_DYNAMODB_TABLE = "awslabsDynamoDbTable"
 DYNAMODB_REGION = "dynamoDbRegion"
 DYNAMODB_ENDPOINT = "dynamoDbEndpoint"
 DYNAMODB_AWS_ACCESS_KEY = "dynamoDbAwsAccessKey"

@@ -218,16 +218,51 @@ class KinesisReader(OptionsBuilder):
         >>> KinesisReader(spark).kcl_lease_table("orders-app", region="eu-west-1")
         KinesisReader(kclLeaseTable='orders-app', dynamoDbRegion='eu-west-1')
         """
-        text = {
-            keys.KCL_LEASE_TABLE: table,
-            keys.DYNAMODB_REGION: region,
-            keys.DYNAMODB_ENDPOINT: endpoint,
-            keys.DYNAMODB_AWS_ACCESS_KEY: access_key,
-            keys.DYNAMODB_AWS_SECRET_KEY: secret_key,
-            keys.DYNAMODB_AWS_SESSION_TOKEN: session_token,
-            keys.DYNAMODB_ROLE_ARN: role_arn,
-            keys.DYNAMODB_ROLE_EXTERNAL_ID: external_id,
-        }
+        dynamodb = _dynamodb(region, endpoint, access_key, secret_key, session_token, role_arn, external_id)
+        return self._set_texts({keys.KCL_LEASE_TABLE: table, **dynamodb})
+
+    def awslabs_checkpoint(
+        self,
+        location: str,
+        *,
+        metadata_path: str | None = None,
+        dynamodb_table: str | None = None,
+        region: str | None = None,
+        endpoint: str | None = None,
+        access_key: str | None = None,
+        secret_key: str | None = None,
+        session_token: str | None = None,
+        role_arn: str | None = None,
+        external_id: str | None = None,
+    ) -> KinesisReader:
+        """Continue where an awslabs connector query stopped (option ``awslabsCheckpointLocation``).
+
+        ``location`` is that query's checkpoint location. The query's first start reads its last committed
+        batch and starts each shard just after where that batch left it, inside a KPL aggregate where it
+        stopped inside one; :meth:`initial_position` is where shards the old query never saw start.
+        ``metadata_path`` is the old query's ``kinesis.metadataPath`` where it set one
+        (``awslabsMetadataPath``); ``dynamodb_table`` its ``kinesis.dynamodb.tableName`` where it kept its
+        positions in DynamoDB (``awslabsDynamoDbTable``), read with the stream's connection unless the other
+        arguments replace its parts, as in :meth:`kcl_lease_table`. :func:`kinesis_spark.awslabs_start` prints
+        the start without a query.
+
+        Examples
+        --------
+        >>> from kinesis_spark import KinesisReader
+        >>> KinesisReader(spark).awslabs_checkpoint("s3a://bucket/checkpoints/orders")
+        KinesisReader(awslabsCheckpointLocation='s3a://bucket/checkpoints/orders')
+        """
+        dynamodb = _dynamodb(region, endpoint, access_key, secret_key, session_token, role_arn, external_id)
+        return self._set_texts(
+            {
+                keys.AWSLABS_CHECKPOINT_LOCATION: location,
+                keys.AWSLABS_METADATA_PATH: metadata_path,
+                keys.AWSLABS_DYNAMODB_TABLE: dynamodb_table,
+                **dynamodb,
+            }
+        )
+
+    def _set_texts(self, text: dict[str, str | None]) -> KinesisReader:
         return self._set_all({key: None if v is None else render_text(key, v) for key, v in text.items()})
 
     # --- fetching ------------------------------------------------------------------------------------------
@@ -340,3 +375,24 @@ class KinesisReader(OptionsBuilder):
             # Asking for the schema makes both fail here.
             _ = df.schema
         return df
+
+
+def _dynamodb(
+    region: str | None,
+    endpoint: str | None,
+    access_key: str | None,
+    secret_key: str | None,
+    session_token: str | None,
+    role_arn: str | None,
+    external_id: str | None,
+) -> dict[str, str | None]:
+    """DynamoDB's connection options, where they replace the stream's (``None`` unsets one)."""
+    return {
+        keys.DYNAMODB_REGION: region,
+        keys.DYNAMODB_ENDPOINT: endpoint,
+        keys.DYNAMODB_AWS_ACCESS_KEY: access_key,
+        keys.DYNAMODB_AWS_SECRET_KEY: secret_key,
+        keys.DYNAMODB_AWS_SESSION_TOKEN: session_token,
+        keys.DYNAMODB_ROLE_ARN: role_arn,
+        keys.DYNAMODB_ROLE_EXTERNAL_ID: external_id,
+    }

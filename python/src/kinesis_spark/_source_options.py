@@ -17,10 +17,10 @@ from ._catalog import entry, invalid_option, missing_option
 from ._connection_options import TEXT_CHECKS as CONNECTION_TEXT_CHECKS
 from ._connection_options import VALUE_CHECKS as CONNECTION_CHECKS
 from ._connection_options import check_connection
-from ._lease_table_options import TEXT_CHECKS as LEASE_TABLE_TEXT_CHECKS
-from ._lease_table_options import check_lease_table
 from ._option_checks import ValueCheck, ValueChecks
 from ._position import check_initial_position
+from ._switching_options import TEXT_CHECKS as SWITCHING_TEXT_CHECKS
+from ._switching_options import check_switching
 from ._values import java_trim
 
 __all__ = ["VALUE_CHECKS", "StreamRef", "check_source", "parse_streams"]
@@ -78,10 +78,10 @@ def _streams_accepted() -> str:
 #: fan-out and connection options, with the stream list, the initial position and the connection's text
 #: options checked by code.
 VALUE_CHECKS: Mapping[str, ValueCheck] = ValueChecks(
-    ("source", "efo", "kclLeaseTable", "connection"),
+    ("source", "efo", "kclLeaseTable", "awslabsCheckpoint", "dynamoDb", "connection"),
     {
         **CONNECTION_TEXT_CHECKS,
-        **LEASE_TABLE_TEXT_CHECKS,
+        **SWITCHING_TEXT_CHECKS,
         keys.STREAM_NAME: lambda _, value: parse_streams(value),
         keys.INITIAL_POSITION: lambda _, value: check_initial_position(value),
     },
@@ -130,4 +130,4 @@ def check_source(options: Mapping[str, str]) -> None:
             streams,
             f"stream ARNs in the region the query connects to ({region}), like the option 'region'",
         )
-    check_lease_table(options)
+    check_switching(options, len(refs))

@@ -1,11 +1,14 @@
-"""Print the per-shard start that continues where a KCL application stopped, without starting a query.
+"""Print the per-shard start that continues where another consumer stopped, without starting a query.
+
+The other consumer is a KCL application (its lease table) or an awslabs connector query (its checkpoint):
 
     python -m kinesis_spark.kcl_start_cli --stream orders --lease-table orders-app --option region=us-east-1
+    python -m kinesis_spark.kcl_start_cli --stream orders --awslabs-checkpoint s3a://bucket/checkpoints/orders
 
 The JSON printed is option ``initialPosition``'s value, to review and then give a query in place of
-option ``kclLeaseTable``; the notes go to standard error. Credentials come from the environment (the AWS SDK's
-default chain), or as options: ``--option`` shows them in a process list, ``--options-json FILE`` (``-`` for
-standard input, a JSON object of option names to values) does not.
+option ``kclLeaseTable`` or ``awslabsCheckpointLocation``; the notes go to standard error. Credentials come
+from the environment (the AWS SDK's default chain), or as options: ``--option`` shows them in a process list,
+``--options-json FILE`` (``-`` for standard input, a JSON object of option names to values) does not.
 """
 
 from __future__ import annotations
@@ -15,18 +18,22 @@ import json
 import sys
 from pathlib import Path
 
+from . import _option_keys as keys
 from ._error_types import KinesisSparkError
-from ._kcl_start import kcl_start
+from ._switch_start import switch_start
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return its exit status."""
     parser = argparse.ArgumentParser(
         prog="python -m kinesis_spark.kcl_start_cli",
-        description="Print option initialPosition's value that continues where a KCL application stopped.",
+        description="Print option initialPosition's value that continues where a KCL application or an "
+        "awslabs connector query stopped.",
     )
     parser.add_argument("--stream", required=True, help="the stream (option streamName)")
-    parser.add_argument("--lease-table", required=True, help="the KCL application's lease table (its name)")
+    old = parser.add_mutually_exclusive_group(required=True)
+    old.add_argument("--lease-table", help="the KCL application's lease table (its name)")
+    old.add_argument("--awslabs-checkpoint", help="the awslabs connector query's checkpoint location")
     parser.add_argument(
         "--option",
         action="append",
@@ -55,7 +62,11 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--option takes NAME=VALUE, and one was given without '='")
         options[name] = value
     try:
-        start = kcl_start(args.stream, args.lease_table, **options)
+        if args.lease_table is not None:
+            options[keys.KCL_LEASE_TABLE] = args.lease_table
+        else:
+            options[keys.AWSLABS_CHECKPOINT_LOCATION] = args.awslabs_checkpoint
+        start = switch_start(args.stream, **options)
     except KinesisSparkError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

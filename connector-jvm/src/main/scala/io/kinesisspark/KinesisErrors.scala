@@ -205,6 +205,71 @@ private[kinesisspark] object KinesisErrors {
     dataLoss(stream, shards.mkString(", "), s"lease table '$table' (option 'kclLeaseTable') holds checkpoints in " +
       "shards that retention has removed from the stream, so the records after those checkpoints are lost")
 
+  // ---- a start where an awslabs connector query stopped (option 'awslabsCheckpointLocation')
+
+  private val AwslabsOption = "option 'awslabsCheckpointLocation'"
+
+  def notAnAwslabsCheckpoint(where: String, why: String): IllegalArgumentException =
+    new IllegalArgumentException(s"$where is not an awslabs connector shard position: $why. Option " +
+      "'awslabsCheckpointLocation' names the checkpoint location of a query of the awslabs connector " +
+      "(spark-sql-kinesis-connector); 'awslabsMetadataPath' and 'awslabsDynamoDbTable' where it kept its positions.")
+
+  def awslabsNothingCommitted(location: String): IllegalArgumentException =
+    new IllegalArgumentException(s"Checkpoint location '$location' ($AwslabsOption) holds no committed batch (no " +
+      "file in its commits/ folder): the old query never finished a batch, or the location is not its checkpoint. " +
+      "Without one there is nowhere to continue from: remove 'awslabsCheckpointLocation' and choose a start with " +
+      "'initialPosition'.")
+
+  def awslabsNoOffsets(location: String, batchId: Long): IllegalArgumentException =
+    new IllegalArgumentException(s"Checkpoint location '$location' ($AwslabsOption) has committed batch $batchId " +
+      s"but no offsets/$batchId file: the checkpoint is incomplete; check the path.")
+
+  def awslabsNoSourceOf(location: String, batchId: Long, stream: String, streams: Seq[String])
+      : IllegalArgumentException =
+    new IllegalArgumentException(s"The offsets of batch $batchId in checkpoint location '$location' " +
+      s"($AwslabsOption) hold no awslabs connector source of stream '$stream'" +
+      (if (streams.isEmpty) " (none of the query's sources is the awslabs connector's)"
+       else s" (its awslabs sources read ${streams.map(s => s"'$s'").mkString(", ")})") +
+      ": check options 'awslabsCheckpointLocation' and 'streamName'.")
+
+  def awslabsSeveralSourcesOf(location: String, batchId: Long, stream: String): IllegalArgumentException =
+    new IllegalArgumentException(s"The offsets of batch $batchId in checkpoint location '$location' " +
+      s"($AwslabsOption) hold more than one awslabs connector source of stream '$stream': which one to continue " +
+      "cannot be told. Give each shard its start with 'initialPosition' instead (the command line prints one " +
+      "source's when given its 'awslabsMetadataPath').")
+
+  def awslabsNoShardPositions(location: String, log: String, batchId: Long): IllegalArgumentException =
+    new IllegalArgumentException(s"$log holds no shard position for batch $batchId, the last batch committed in " +
+      s"checkpoint location '$location' ($AwslabsOption): the old query kept its positions elsewhere. Set " +
+      "'awslabsMetadataPath' to its 'kinesis.metadataPath', or 'awslabsDynamoDbTable' to its " +
+      "'kinesis.dynamodb.tableName' when its 'kinesis.metadataCommitterType' was DYNAMODB.")
+
+  def awslabsTableNotFound(table: String, region: String, endpoint: String): IllegalArgumentException =
+    new IllegalArgumentException(s"DynamoDB table '$table' (option 'awslabsDynamoDbTable') does not exist in region " +
+      s"$region (endpoint $endpoint): the awslabs connector names it kdsc_<region>_<stream> unless its " +
+      "'kinesis.dynamodb.tableName' is set; check options 'awslabsDynamoDbTable', 'dynamoDbRegion' and " +
+      "'dynamoDbEndpoint'.")
+
+  def awslabsShardsOfAnotherStream(source: String, stream: String, named: Seq[String], listed: Seq[String])
+      : IllegalArgumentException = {
+    def some(ids: Seq[String]) = ids.sorted.take(5).mkString(", ") + (if (ids.size > 5) ", ..." else "")
+    new IllegalArgumentException(s"The awslabs $source ($AwslabsOption) holds positions in shards ${some(named)}, " +
+      s"none of which stream '$stream' has (its shards: ${some(listed)}): the checkpoint belongs to another stream, " +
+      "or to one deleted and created again, or retention has removed every shard the old query read. Check options " +
+      "'awslabsCheckpointLocation' and 'streamName'.")
+  }
+
+  def awslabsPositionOutsideShard(source: String, stream: String, shardId: String, sequenceNumber: String,
+      range: io.kinesisspark.aws.SequenceNumberRange): IllegalArgumentException =
+    new IllegalArgumentException(s"The awslabs $source ($AwslabsOption) puts shard '$shardId' of stream '$stream' " +
+      s"at sequence number $sequenceNumber, outside the shard's sequence numbers $range: the checkpoint belongs to " +
+      "another stream, or to one deleted and created again. Check options 'awslabsCheckpointLocation' and " +
+      "'streamName'.")
+
+  def awslabsShardsGone(source: String, stream: String, shards: Seq[String]): KinesisSparkException =
+    dataLoss(stream, shards.mkString(", "), s"the awslabs $source ($AwslabsOption) holds positions in shards that " +
+      "retention has removed from the stream, so the records after those positions are lost")
+
   // ---- the sink
 
   def missingColumn(column: String, accepted: String, alternative: String): IllegalArgumentException =

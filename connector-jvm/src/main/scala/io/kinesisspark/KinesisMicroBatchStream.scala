@@ -11,10 +11,10 @@ import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFacto
 import org.apache.spark.sql.connector.read.streaming._
 import org.slf4j.LoggerFactory
 
-import io.kinesisspark.aws.{DynamoDbLeaseTable, KinesisApi, KinesisClients, PositionUnavailableException}
+import io.kinesisspark.aws.{KinesisApi, KinesisClients, PositionUnavailableException}
 import io.kinesisspark.efo.ConsumerRegistrar
 import io.kinesisspark.reader.TransientBackoff
-import io.kinesisspark.switching.LeaseTableStart
+import io.kinesisspark.switching.SwitchStart
 
 import io.kinesisspark.prefetch.{Prefetcher, RoundDispatcher}
 
@@ -86,11 +86,9 @@ final class KinesisMicroBatchStream(
   override def initialOffset(): Offset = recentOffsets.remember(
     new InitialOffsetStore(checkpointLocation, spark.sparkContext.hadoopConfiguration).getOrCreate {
       val now = clock.millis()
-      // Where a KCL application stopped, read from its lease table once: later starts read the offset written here.
-      val initial = options.kclLeaseTable.fold(options.initialPosition) { lease =>
-        val table = new DynamoDbLeaseTable(lease.table, lease.connection)
-        try LeaseTableStart.plan(options, table, api).position finally table.close()
-      }
+      // Where another consumer stopped, read once: later starts read the offset written here.
+      val initial = SwitchStart.plan(options, spark.sparkContext.hadoopConfiguration, api)
+        .fold(options.initialPosition)(_.position)
       val offset = KinesisSourceOffset(
         options.streams.map { stream =>
           val shards = TransientBackoff.retrying(s"Listing the shards of '$stream'")(

@@ -28,7 +28,13 @@ object KinesisOptionKeys {
 
   /** Ours: a KCL application's lease table (DynamoDB) to continue from at the query's first start. */
   val KclLeaseTable = "kclLeaseTable"
-  /** Ours: the lease table's DynamoDB connection, where it differs from the stream's (see KclLeaseTableOptions). */
+  /** Ours: an awslabs connector query's checkpoint to continue from at the query's first start, with its metadata
+   * path (its `kinesis.metadataPath`) or its DynamoDB table (`kinesis.dynamodb.tableName`) where it set one. */
+  val AwslabsCheckpointLocation = "awslabsCheckpointLocation"
+  val AwslabsMetadataPath = "awslabsMetadataPath"
+  val AwslabsDynamoDbTable = "awslabsDynamoDbTable"
+  /** Ours: the DynamoDB connection of the lease table or the awslabs table, where it differs from the stream's (see
+   * switching.DynamoDbConnectionOptions). */
   val DynamoDbRegion = "dynamoDbRegion"
   val DynamoDbEndpoint = "dynamoDbEndpoint"
   val DynamoDbAwsAccessKey = "dynamoDbAwsAccessKey"
@@ -107,9 +113,11 @@ object KinesisOptionKeys {
     RoleExternalId, RoleSessionName, RoleSessionDuration, StsEndpoint, StsRegion, CredentialsProviderClass,
     CredentialsProviderParam, CaBundle, InsecureTrustAllCertificates)
 
-  /** The options of a start from a KCL application's lease table. */
-  val LeaseTable: Seq[String] = Seq(KclLeaseTable, DynamoDbRegion, DynamoDbEndpoint, DynamoDbAwsAccessKey,
-    DynamoDbAwsSecretKey, DynamoDbAwsSessionToken, DynamoDbRoleArn, DynamoDbRoleExternalId)
+  /** The options of a start where another consumer stopped: a KCL lease table or an awslabs checkpoint, and the
+   * connection to DynamoDB that reads either. */
+  val Switching: Seq[String] = Seq(KclLeaseTable, AwslabsCheckpointLocation, AwslabsMetadataPath, AwslabsDynamoDbTable,
+    DynamoDbRegion, DynamoDbEndpoint, DynamoDbAwsAccessKey, DynamoDbAwsSecretKey, DynamoDbAwsSessionToken,
+    DynamoDbRoleArn, DynamoDbRoleExternalId)
 
   /** Every option the sink reads. */
   val SinkAll: Seq[String] = Seq(StreamName) ++ Connection ++ Seq(PartitionKeyFallback, MaxInflightRequests,
@@ -122,5 +130,5 @@ object KinesisOptionKeys {
     CredentialsProviderParam, CaBundle, InsecureTrustAllCertificates,
     MaxRecordsPerFetch, FailOnDataLoss, MaxFetchRate, MinFetchPeriod, MaxFetchDuration, FetchBufferSize, ShardsPerTask,
     ShardFetchInterval, CoalesceThresholdBlockSize, CoalesceBinSize, MaxShardsPerDescribe, MaxRecordsPerTrigger,
-    MaxBytesPerTrigger, AllowStreamRemoval, IncludeSubSequenceNumber, ConsumerMode) ++ EfoOnly ++ LeaseTable
+    MaxBytesPerTrigger, AllowStreamRemoval, IncludeSubSequenceNumber, ConsumerMode) ++ EfoOnly ++ Switching
 }

@@ -6,7 +6,7 @@ import io.kinesisspark.aws.{AwsConnection, ConnectionOptions}
 import io.kinesisspark.efo.EfoOptions
 import io.kinesisspark.options.{OptionSpec, StreamNames}
 import io.kinesisspark.reader.FetchLimits
-import io.kinesisspark.switching.KclLeaseTableOptions
+import io.kinesisspark.switching.{AwslabsCheckpointOptions, DynamoDbConnectionOptions, KclLeaseTableOptions}
 
 /**
  * The source's options, parsed once and validated when the table is created, so a bad option fails at
@@ -25,6 +25,8 @@ import io.kinesisspark.switching.KclLeaseTableOptions
  * @param efo the enhanced fan-out options when `consumerMode` is `efo`; `None` when polling
  * @param kclLeaseTable the KCL application's lease table the first start continues from, when one is named; then
  *                      `initialPosition` is where the shards the application never saw start
+ * @param awslabsCheckpoint the awslabs connector query's checkpoint the first start continues from, when one is
+ *                          named; then `initialPosition` is where the shards that query never saw start
  */
 final case class KinesisSourceOptions(
     streams: Seq[String],
@@ -46,6 +48,7 @@ final case class KinesisSourceOptions(
     allowStreamRemoval: Boolean = false,
     efo: Option[EfoOptions] = None,
     kclLeaseTable: Option[KclLeaseTableOptions] = None,
+    awslabsCheckpoint: Option[AwslabsCheckpointOptions] = None,
     recordSchema: KinesisRecordSchema = KinesisRecordSchema.Databricks) {
 
   /** What one shard's reader may do, from these options. */
@@ -134,10 +137,23 @@ object KinesisSourceOptions {
 
     val initialPosition = io.kinesisspark.InitialPosition.parse(Spec.initialPosition.valueOrDefault(get), streams)
     val kclLeaseTable = KclLeaseTableOptions.parse(get, connection)
-    if (kclLeaseTable.isDefined && initialPosition.isInstanceOf[io.kinesisspark.InitialPosition.PerShard]) {
-      // The lease table gives each shard its start; per-shard positions beside it would say two things.
-      throw KinesisErrors.conflictingOptions(KclLeaseTable, KinesisOptionKeys.InitialPosition)
+    val awslabsCheckpoint = AwslabsCheckpointOptions.parse(get, connection)
+    DynamoDbConnectionOptions.checkUsed(get)
+    if (kclLeaseTable.isDefined && awslabsCheckpoint.isDefined) {
+      throw KinesisErrors.conflictingOptions(KclLeaseTable, AwslabsCheckpointLocation)
     }
+    Seq(kclLeaseTable.map(_ => KclLeaseTable), awslabsCheckpoint.map(_ => AwslabsCheckpointLocation)).flatten
+      .foreach { from =>
+        // The old consumer's positions give each shard its start; per-shard positions beside them would say two things.
+        if (initialPosition.isInstanceOf[io.kinesisspark.InitialPosition.PerShard]) {
+          throw KinesisErrors.conflictingOptions(from, KinesisOptionKeys.InitialPosition)
+        }
+        if (streams.size > 1 && from == AwslabsCheckpointLocation) {
+          // An awslabs query reads one stream; its checkpoint says where in that one.
+          throw KinesisErrors.invalidOption(StreamName, get(StreamName).get,
+            s"one stream with '$AwslabsCheckpointLocation' (an awslabs connector query reads one stream)")
+        }
+      }
     KinesisSourceOptions(
       streams = streams,
       connection = connection.copy(streamArns = streamRefs.flatMap(r => r.arn.map(a => r.name -> a.arn)).toMap),
@@ -158,6 +174,7 @@ object KinesisSourceOptions {
       allowStreamRemoval = Spec.allowStreamRemoval.valueOrDefault(get),
       efo = EfoOptions.parse(get, streams),
       kclLeaseTable = kclLeaseTable,
+      awslabsCheckpoint = awslabsCheckpoint,
       recordSchema = KinesisRecordSchema(RecordLayout.Databricks,
         subSequenceNumber = Spec.includeSubSequenceNumber.valueOrDefault(get)))
   }

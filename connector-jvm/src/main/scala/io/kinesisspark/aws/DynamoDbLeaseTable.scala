@@ -2,8 +2,6 @@ package io.kinesisspark.aws
 
 import scala.jdk.CollectionConverters._
 
-import software.amazon.awssdk.regions.Region
-import software.amazon.awssdk.services.dynamodb.DynamoDbClient
 import software.amazon.awssdk.services.dynamodb.model.{DynamoDbException, ResourceNotFoundException, ScanRequest}
 
 import io.kinesisspark.KinesisErrors
@@ -20,17 +18,8 @@ import io.kinesisspark.switching.{KclLease, LeaseTable}
  * }}}
  */
 final class DynamoDbLeaseTable(val name: String, connection: AwsConnection) extends LeaseTable with AutoCloseable {
-  // The SDK closes only the HTTP clients it built itself: this one is closed with the table.
-  private val http = HttpClients.sync(connection.tls)
-  private val client: DynamoDbClient = {
-    SdkLogging.capSecretLogging
-    val builder = DynamoDbClient.builder()
-      .region(Region.of(connection.region))
-      .credentialsProvider(CredentialsProviders.get(connection.credentials, connection.tls))
-      .httpClient(http)
-    connection.endpoint.foreach(builder.endpointOverride)
-    builder.build()
-  }
+  private val dynamoDb = new DynamoDbClients(connection)
+  private val client = dynamoDb.client
 
   override def leases(): Seq[KclLease] =
     try {
@@ -44,5 +33,5 @@ final class DynamoDbLeaseTable(val name: String, connection: AwsConnection) exte
           Some(connection.credentials.description), s"${ErrorClassifier.errorCode(e)}: ${ErrorClassifier.errorMessage(e)}", e)
     }
 
-  override def close(): Unit = try client.close() finally http.close()
+  override def close(): Unit = dynamoDb.close()
 }

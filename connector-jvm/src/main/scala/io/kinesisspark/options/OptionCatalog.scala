@@ -10,7 +10,7 @@ import io.kinesisspark.{KinesisErrors, KinesisOptionKeys, KinesisSourceOptions}
 import io.kinesisspark.aws.ConnectionOptions
 import io.kinesisspark.efo.EfoOptions
 import io.kinesisspark.sink.KinesisSinkOptions
-import io.kinesisspark.switching.KclLeaseTableOptions
+import io.kinesisspark.switching.{AwslabsCheckpointOptions, DynamoDbConnectionOptions, KclLeaseTableOptions}
 
 /**
  * Every option of the connector, by the part that reads it, as one data file: names, kinds and bounds, defaults,
@@ -30,13 +30,15 @@ object OptionCatalog {
   val Version = 1
 
   /** The options of each part: the source's own, the connection's (source, sink and consumer manager), enhanced
-   * fan-out's (the source's with `consumerMode` `efo`), the start from a KCL lease table's (the source's) and the
-   * sink's. */
+   * fan-out's (the source's with `consumerMode` `efo`), the start from a KCL lease table's and from an awslabs
+   * checkpoint's (the source's), DynamoDB's connection for either, and the sink's. */
   val parts: Seq[(String, Seq[OptionSpec[_]])] = Seq(
     "source" -> KinesisSourceOptions.Spec.all,
     "connection" -> ConnectionOptions.Spec.all,
     "efo" -> EfoOptions.Spec.all,
     "kclLeaseTable" -> KclLeaseTableOptions.Spec.all,
+    "awslabsCheckpoint" -> AwslabsCheckpointOptions.Spec.all,
+    "dynamoDb" -> DynamoDbConnectionOptions.Spec.all,
     "sink" -> KinesisSinkOptions.Spec.all)
 
   private def entry(spec: OptionSpec[_]): JObject = JObject(

@@ -1,7 +1,7 @@
 package io.kinesisspark.switching
 
-import io.kinesisspark.{InitialPosition, KinesisErrors, ShardGraph}
-import io.kinesisspark.InitialPosition.{AfterSequenceNumber, PerShard, ShardEnd, TrimHorizon}
+import io.kinesisspark.{InitialPosition, KinesisErrors}
+import io.kinesisspark.InitialPosition.{AfterSequenceNumber, ShardEnd, TrimHorizon}
 import io.kinesisspark.aws.ShardInfo
 import io.kinesisspark.switching.KclCheckpoint.{Checkpointed, NotYet}
 
@@ -25,12 +25,6 @@ import io.kinesisspark.switching.KclCheckpoint.{Checkpointed, NotYet}
  * }}}
  */
 object KclStart {
-  /**
-   * @param position the per-shard start
-   * @param notes    warnings for the user, each a sentence naming the shards
-   */
-  final case class Plan(position: PerShard, notes: Seq[String])
-
   /** What a checkpointed record turned out to be, read from the stream (a KCL checkpoint alone does not say). */
   sealed trait RecordAt
   object RecordAt {
@@ -54,7 +48,7 @@ object KclStart {
    *                       its beginning, with a note)
    */
   def plan(stream: String, table: String, leases: Seq[KclLease], listed: Seq[ShardInfo], default: InitialPosition,
-      recordAt: (String, String) => RecordAt, failOnDataLoss: Boolean): Plan = {
+      recordAt: (String, String) => RecordAt, failOnDataLoss: Boolean): StartPlan = {
     val ours = leasesOf(stream, table, leases)
     val byId = listed.map(s => s.shardId -> s).toMap
     val (present, absent) = ours.partition(l => byId.contains(l.shardId))
@@ -105,13 +99,8 @@ object KclStart {
         "retention: those shards start at trim_horizon, and the records between each checkpoint and the trim are " +
         "lost (failOnDataLoss is false)."
     }
-    val graph = ShardGraph(listed)
-    val ancestors = graph.ancestorsOf(named.keySet) -- named.keySet
     // Children of leased shards retention has removed count too: they hold the records that came after.
-    val descendants = graph.descendantsOf(named.keySet ++ absent.map(_.shardId)) -- named.keySet -- ancestors
-    val relatives = ancestors.map(_ -> (ShardEnd: InitialPosition)) ++ descendants.map(_ -> (TrimHorizon: InitialPosition))
-    val shards = (named ++ relatives).map { case (id, p) => (stream, id) -> p }
-    Plan(PerShard(default, shards), notes.result())
+    StartPlan.complete(stream, named, absent.map(_.shardId), listed, default, notes.result())
   }
 
   /**

@@ -2,7 +2,7 @@ package io.kinesisspark.switching
 
 import org.slf4j.LoggerFactory
 
-import io.kinesisspark.{InitialPosition, KinesisErrors, KinesisSourceOptions, ShardPosition}
+import io.kinesisspark.{KinesisErrors, KinesisSourceOptions, ShardPosition}
 import io.kinesisspark.aws.{KinesisApi, PositionUnavailableException}
 import io.kinesisspark.kpl.{KplAggregate, KplDecoded}
 import io.kinesisspark.reader.TransientBackoff
@@ -38,7 +38,7 @@ object LeaseTableStart {
    * @param sleep   waits between the table's two reads
    */
   def plan(options: KinesisSourceOptions, table: LeaseTable, api: KinesisApi,
-      sleep: Long => Unit = Thread.sleep(_: Long)): KclStart.Plan = {
+      sleep: Long => Unit = Thread.sleep(_: Long)): StartPlan = {
     val before = table.leases()
     sleep(RenewalWindowMs)
     val leases = table.leases()
@@ -60,9 +60,7 @@ object LeaseTableStart {
         "application is still running. This start uses its checkpoints as they are now; what it processes and " +
         "checkpoints from now on is read again by this query. Stop the application first to switch without " +
         "reading anything twice.")
-    val start = KclStart.Plan(
-      InitialPosition.PerShard(options.initialPosition, plans.flatMap(_.position.shards).toMap),
-      running ++ plans.flatMap(_.notes))
+    val start = StartPlan.merge(options.initialPosition, plans, running)
     start.notes.foreach(log.warn)
     start
   }

@@ -4,14 +4,16 @@ import java.nio.charset.StandardCharsets
 
 import scala.util.control.NonFatal
 
+import org.apache.hadoop.conf.Configuration
 import org.json4s._
 import org.json4s.jackson.JsonMethods
 
 import io.kinesisspark.{KinesisErrors, KinesisOptionKeys, KinesisSourceOptions}
-import io.kinesisspark.aws.{DynamoDbLeaseTable, KinesisClients}
+import io.kinesisspark.aws.KinesisClients
 
 /**
- * Prints the per-shard start a query with option `kclLeaseTable` would make, without starting one, so it can be
+ * Prints the per-shard start a query with option `kclLeaseTable` or `awslabsCheckpointLocation` would make
+ * ([[SwitchStart]]), without starting one, so it can be
  * reviewed first (and given as `initialPosition` instead). The query's options come as one JSON object on standard
  * input, so keys never show on a command line; the answer is one JSON object on standard output:
  * `{"initialPosition": "<the option's JSON>", "notes": ["<a warning>", ...]}`. An error is printed to standard error
@@ -46,10 +48,10 @@ object PrintStart {
       case _ => throw KinesisErrors.notAnOptionsObject("PrintStart")
     }
     val parsed = KinesisSourceOptions.parse(options)
-    val lease = parsed.kclLeaseTable.getOrElse(throw KinesisErrors.missingOption(KinesisOptionKeys.KclLeaseTable,
-      "the lease table of the KCL application to continue from"))
-    val table = new DynamoDbLeaseTable(lease.table, lease.connection)
-    val start = try LeaseTableStart.plan(parsed, table, KinesisClients.api(parsed.connection)) finally table.close()
+    val start = SwitchStart.plan(parsed, new Configuration(), KinesisClients.api(parsed.connection)).getOrElse(
+      throw KinesisErrors.missingOption(KinesisOptionKeys.KclLeaseTable, "the lease table of the KCL application to " +
+        s"continue from (or '${KinesisOptionKeys.AwslabsCheckpointLocation}', the checkpoint location of an awslabs " +
+        "connector query)"))
     JsonMethods.compact(JsonMethods.render(JObject(
       "initialPosition" -> JString(start.position.json(parsed.streams)),
       "notes" -> JArray(start.notes.map(JString(_)).toList))))

@@ -10,7 +10,8 @@ class OptionCatalogSuite extends AnyFunSuite {
   private def names(part: String): Seq[String] = OptionCatalog.parts.toMap.apply(part).map(_.name)
 
   test("the catalog has every option the source and the sink read, each once per part") {
-    assert((names("source") ++ names("connection") ++ names("efo") ++ names("kclLeaseTable")).sorted ==
+    assert((names("source") ++ names("connection") ++ names("efo") ++ names("kclLeaseTable") ++
+      names("awslabsCheckpoint") ++ names("dynamoDb")).sorted ==
       KinesisOptionKeys.All.sorted)
     assert((names("sink") ++ names("connection")).sorted == KinesisOptionKeys.SinkAll.sorted)
     OptionCatalog.parts.foreach { case (part, specs) =>
@@ -41,8 +42,8 @@ class OptionCatalogSuite extends AnyFunSuite {
     val connection = (file \ "parts" \ "connection").children
     val duration = connection.find(o => (o \ "name") == JString("roleSessionDuration")).get
     assert((duration \ "maxMs") == JInt(43200000L) && (duration \ "default") == JString("1h"))
-    val leaseTable = (file \ "parts" \ "kclLeaseTable").children
-    assert((connection ++ leaseTable).filter(o => (o \ "secret") == JBool(true)).map(o => (o \ "name").values).toSet ==
+    val dynamoDb = (file \ "parts" \ "dynamoDb").children
+    assert((connection ++ dynamoDb).filter(o => (o \ "secret") == JBool(true)).map(o => (o \ "name").values).toSet ==
       KinesisOptionKeys.Secret)
   }
 

@@ -26,7 +26,7 @@ class KclStartSuite extends AnyFunSuite {
   private def at(seq: Int, sub: Long = 0L) = KclCheckpoint.Checkpointed(seq.toString, sub)
 
   private def plan(leases: Seq[KclLease], listed: Seq[ShardInfo], records: Map[String, RecordAt] = Map.empty,
-      failOnDataLoss: Boolean = true, default: InitialPosition = Latest): KclStart.Plan =
+      failOnDataLoss: Boolean = true, default: InitialPosition = Latest): StartPlan =
     KclStart.plan(Stream, Table, leases, listed, default, (_, seq) => records.getOrElse(seq, RecordAt.Plain),
       failOnDataLoss)
 

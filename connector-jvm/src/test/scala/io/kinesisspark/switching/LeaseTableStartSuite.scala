@@ -97,7 +97,8 @@ class LeaseTableStartSuite extends AnyFunSuite {
     assert(url.getMessage.contains("'dynamoDbEndpoint'") && url.getMessage.contains("https://dynamodb.us-east-1"))
     val alone = intercept[IllegalArgumentException](KinesisSourceOptions.parse(Map("streamName" -> "s",
       "region" -> "us-east-1", "dynamoDbRegion" -> "eu-west-1")))
-    assert(alone.getMessage == "Option 'dynamoDbRegion' is set but 'kclLeaseTable' is not: set both or neither.")
+    assert(alone.getMessage ==
+      "Option 'dynamoDbRegion' is set but 'kclLeaseTable' or 'awslabsDynamoDbTable' is not: set both or neither.")
     val perShard = intercept[IllegalArgumentException](options("initialPosition" ->
       s"""{"shards": {"$Shard0": "trim_horizon"}}"""))
     assert(perShard.getMessage.contains("Options 'kclLeaseTable' and 'initialPosition' cannot be used together"))

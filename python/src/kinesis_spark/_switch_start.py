@@ -1,4 +1,6 @@
-"""The per-shard start of option ``kclLeaseTable``, printed without starting a query (see :func:`kcl_start`).
+"""The per-shard start of a switch from another consumer, printed without starting a query.
+
+Options ``kclLeaseTable`` and ``awslabsCheckpointLocation`` (see :func:`kcl_start`, :func:`awslabs_start`).
 
 The JVM computes it (``io.kinesisspark.switching.PrintStart``), so the helper, the command line
 (``python -m kinesis_spark.kcl_start_cli``) and a query's first start give the same answer. The options go to
@@ -20,27 +22,29 @@ from ._jar import jar_path
 from ._position import InitialPosition
 from ._translate import translate
 
-__all__ = ["KclStart", "kcl_start"]
+__all__ = ["KclStart", "SwitchStart", "awslabs_start", "kcl_start", "switch_start"]
 
 _MAIN_CLASS = "io.kinesisspark.switching.PrintStart"
 
 
 @dataclass(frozen=True)
-class KclStart:
-    """Where each shard would start to continue where a KCL application stopped.
+class SwitchStart:
+    """Where each shard would start to continue where a KCL application or an awslabs connector query stopped.
 
     Attributes
     ----------
     initial_position : InitialPosition
         The per-shard start, ready for :meth:`kinesis_spark.KinesisReader.initial_position` (or option
-        ``initialPosition``) in place of option ``kclLeaseTable``.
+        ``initialPosition``) in place of option ``kclLeaseTable`` or ``awslabsCheckpointLocation``.
     notes : list of str
         What to know before relying on it: shards with no checkpoint yet, checkpoints retention trimmed,
-        leases still being renewed (the application is running).
+        leases still being renewed (the application is running), shards an awslabs query had read nothing of
+        since LATEST.
 
     Examples
     --------
-    >>> start = KclStart(InitialPosition.per_shard({"shardId-000000000000": InitialPosition.shard_end()}), [])
+    >>> ended = InitialPosition.per_shard({"shardId-000000000000": InitialPosition.shard_end()})
+    >>> start = SwitchStart(ended, [])
     >>> print(start.initial_position)
     {"shards": {"shardId-000000000000": "shard_end"}}
     """
@@ -49,7 +53,11 @@ class KclStart:
     notes: list[str]
 
 
-def kcl_start(stream: str, lease_table: str, **options: str) -> KclStart:
+#: The name :func:`kcl_start`'s answer had first: the same type.
+KclStart = SwitchStart
+
+
+def kcl_start(stream: str, lease_table: str, **options: str) -> SwitchStart:
     """Return the start a query reading ``stream`` with option ``kclLeaseTable=lease_table`` would make.
 
     Nothing is started: the lease table is read (twice, 4 seconds apart, to see leases being renewed) and the
@@ -68,7 +76,7 @@ def kcl_start(stream: str, lease_table: str, **options: str) -> KclStart:
 
     Returns
     -------
-    KclStart
+    SwitchStart
         The per-shard start and its notes.
 
     Raises
@@ -85,7 +93,61 @@ def kcl_start(stream: str, lease_table: str, **options: str) -> KclStart:
     >>> print(start.initial_position)  # doctest: +SKIP
     {"default":"latest","shards":{"shardId-000000000000":{"after_sequence_number":"4959..."}}}
     """
-    given = {keys.STREAM_NAME: stream, keys.KCL_LEASE_TABLE: lease_table, **options}
+    return switch_start(stream, **{keys.KCL_LEASE_TABLE: lease_table, **options})
+
+
+def awslabs_start(stream: str, checkpoint_location: str, **options: str) -> SwitchStart:
+    """Return the start a query of ``stream`` with option ``awslabsCheckpointLocation`` would make.
+
+    Nothing is started: the awslabs connector query's last committed batch and its shard positions are read,
+    and the stream's shards listed, as a query's first start does, so the answer can be reviewed first.
+
+    Parameters
+    ----------
+    stream : str
+        The stream (option ``streamName``): the one the awslabs query read.
+    checkpoint_location : str
+        The awslabs query's ``checkpointLocation`` (option ``awslabsCheckpointLocation``).
+    **options : str
+        The query's other options by their names: ``region``, ``endpoint``, credentials, ``initialPosition``,
+        ``failOnDataLoss``; ``awslabsMetadataPath`` (its ``kinesis.metadataPath``) or ``awslabsDynamoDbTable``
+        (its ``kinesis.dynamodb.tableName``) with ``dynamoDbRegion``, ``dynamoDbEndpoint`` and ``dynamoDb*``
+        credentials, where it kept its positions there.
+
+    Returns
+    -------
+    SwitchStart
+        The per-shard start and its notes.
+
+    Raises
+    ------
+    KinesisSparkError
+        As the query would raise it: :class:`~kinesis_spark.errors.KinesisOptionError` for a bad option,
+        :class:`~kinesis_spark.errors.KinesisDataLossError` for positions in shards retention removed under
+        ``failOnDataLoss``, the connector's message otherwise (no committed batch, another stream's
+        checkpoint).
+
+    Examples
+    --------
+    >>> location = "s3a://bucket/checkpoints/orders"
+    >>> start = awslabs_start("orders", location, region="us-east-1")  # doctest: +SKIP
+    >>> print(start.initial_position)  # doctest: +SKIP
+    {"default":"latest","shards":{"shardId-000000000000":{"after_sequence_number":"4959..."}}}
+    """
+    return switch_start(stream, **{keys.AWSLABS_CHECKPOINT_LOCATION: checkpoint_location, **options})
+
+
+def switch_start(stream: str, **options: str) -> SwitchStart:
+    """Return the start a query reading ``stream`` with ``options`` would make where another consumer stopped.
+
+    ``options`` name that consumer as the query would: ``kclLeaseTable`` (see :func:`kcl_start`) or
+    ``awslabsCheckpointLocation`` (see :func:`awslabs_start`), with the rest of the query's options.
+
+    Examples
+    --------
+    >>> start = switch_start("orders", kclLeaseTable="orders-app", region="us-east-1")  # doctest: +SKIP
+    """
+    given = {keys.STREAM_NAME: stream, **options}
     done = subprocess.run(
         [_java(), "-cp", os.pathsep.join([jar_path(), str(_spark_jars() / "*")]), _MAIN_CLASS],
         input=json.dumps(given),
@@ -102,7 +164,7 @@ def kcl_start(stream: str, lease_table: str, **options: str) -> KclStart:
             raise translated
         raise KinesisSparkError(error.split(": ", 1)[-1])
     answer = json.loads(done.stdout.strip().splitlines()[-1])
-    return KclStart(InitialPosition(answer["initialPosition"]), list(answer["notes"]))
+    return SwitchStart(InitialPosition(answer["initialPosition"]), list(answer["notes"]))
 
 
 def _java() -> str:
@@ -110,7 +172,7 @@ def _java() -> str:
     java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
     if not java or not Path(java).exists():
         raise KinesisSparkError(
-            "kcl_start runs the connector in a JVM: set JAVA_HOME or put java on the PATH"
+            "switch_start runs the connector in a JVM: set JAVA_HOME or put java on the PATH"
         )
     return java
 
