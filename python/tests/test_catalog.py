@@ -15,7 +15,7 @@ from kinesis_spark._catalog import entries, entry
 from kinesis_spark._option_checks import ValueChecks, entry_check
 from kinesis_spark.errors import JarNotFoundError, KinesisOptionError
 
-PARTS = ("source", "connection", "efo", "kclLeaseTable", "sink")
+PARTS = ("source", "connection", "efo", "kclLeaseTable", "awslabsCheckpoint", "dynamoDb", "sink")
 OPTIONS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "options.md"
 
 
@@ -125,7 +125,7 @@ def test_the_user_guides_defaults_are_the_catalogs():
         ('{"version": 2}', "has version 2"),
         (
             '{"version": 1, "parts": {"source": []}, "messages": {}}',
-            "lacks connection, efo, kclLeaseTable, sink, invalid",
+            "lacks connection, efo, kclLeaseTable, awslabsCheckpoint, dynamoDb, sink, invalid",
         ),
     ],
 )

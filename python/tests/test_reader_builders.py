@@ -103,6 +103,22 @@ CASES: list[tuple[str, Build, dict[str, str]]] = [
     ),
     ("lease table", lambda r: r.kcl_lease_table("orders-app"), {"kclLeaseTable": "orders-app"}),
     (
+        "awslabs checkpoint",
+        lambda r: r.awslabs_checkpoint("s3a://b/q", metadata_path="s3a://b/m"),
+        {"awslabsCheckpointLocation": "s3a://b/q", "awslabsMetadataPath": "s3a://b/m"},
+    ),
+    (
+        "awslabs checkpoint, DynamoDB",
+        lambda r: r.awslabs_checkpoint(
+            "/q", dynamodb_table="kdsc_us-east-1_orders", endpoint="http://127.0.0.1:8000"
+        ),
+        {
+            "awslabsCheckpointLocation": "/q",
+            "awslabsDynamoDbTable": "kdsc_us-east-1_orders",
+            "dynamoDbEndpoint": "http://127.0.0.1:8000",
+        },
+    ),
+    (
         "lease table, own connection",
         lambda r: r.kcl_lease_table(
             "orders-app",
@@ -150,7 +166,8 @@ def test_builders_cover_every_documented_source_option() -> None:
         "maxBytesPerTrigger", "allowStreamRemoval", "includeSubSequenceNumber", "consumerMode",
         "consumerName", "consumerNamePrefix", "requireConsumerDeregistration", "consumerRefreshInterval",
         "kclLeaseTable", "dynamoDbRegion", "dynamoDbEndpoint", "dynamoDbAwsAccessKey", "dynamoDbAwsSecretKey",
-        "dynamoDbAwsSessionToken", "dynamoDbRoleArn", "dynamoDbRoleExternalId",
+        "dynamoDbAwsSessionToken", "dynamoDbRoleArn", "dynamoDbRoleExternalId", "awslabsCheckpointLocation",
+        "awslabsMetadataPath", "awslabsDynamoDbTable",
     }  # fmt: skip
     covered = {key for _, _, expected in CASES for key in expected}
     assert documented == covered
@@ -291,7 +308,8 @@ LOAD_REFUSED: list[tuple[dict[str, Any], str]] = [
     ),
     (
         {"streamName": "s", "dynamoDbEndpoint": "http://127.0.0.1:8000"},
-        "Option 'dynamoDbEndpoint' is set but 'kclLeaseTable' is not: set both or neither.",
+        "Option 'dynamoDbEndpoint' is set but 'kclLeaseTable' or 'awslabsDynamoDbTable' is not: "
+        "set both or neither.",
     ),
     (
         {"streamName": "s", "kclLeaseTable": "app", "dynamoDbAwsAccessKey": "A"},
@@ -304,6 +322,19 @@ LOAD_REFUSED: list[tuple[dict[str, Any], str]] = [
     (
         {"streamName": "s", "kclLeaseTable": "app", "initialPosition": '{"default": "trim_horizon"}'},
         "Options 'kclLeaseTable' and 'initialPosition' cannot be used together: keep one.",
+    ),
+    (
+        {"streamName": "s", "awslabsMetadataPath": "/m"},
+        "Option 'awslabsMetadataPath' is set but 'awslabsCheckpointLocation' is not: set both or neither.",
+    ),
+    (
+        {"streamName": "s", "awslabsCheckpointLocation": "/q", "kclLeaseTable": "app"},
+        "Options 'kclLeaseTable' and 'awslabsCheckpointLocation' cannot be used together: keep one.",
+    ),
+    (
+        {"streamName": "s,t", "awslabsCheckpointLocation": "/q"},
+        "Invalid value 's,t' for option 'streamName': expected one stream with 'awslabsCheckpointLocation' "
+        "(an awslabs connector query reads one stream).",
     ),
 ]
 
