@@ -79,6 +79,10 @@ def replayed(request, tmp_path):
         yield variant, emulator, moto
 
 
+def without_location(given: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in given.items() if k != "awslabsCheckpointLocation"}
+
+
 def options(variant: str, emulator, moto) -> dict[str, str]:
     given = {
         "region": REGION,
@@ -128,6 +132,8 @@ def test_a_wrong_checkpoint_or_metadata_path_is_named(replayed, tmp_path):
     given = options(variant, emulator, moto)
     with pytest.raises(KinesisSparkError, match="holds no committed batch"):
         kinesis_spark.switch_start(STREAM, **(given | {"awslabsCheckpointLocation": str(tmp_path)}))
+    with pytest.raises(KinesisSparkError, match="Checkpoint location '.*/nowhere' .* does not exist"):
+        kinesis_spark.awslabs_start(STREAM, str(tmp_path / "nowhere"), **without_location(given))
     with pytest.raises(KinesisSparkError, match="holds no shard position for batch .* 'awslabsMetadataPath'"):
         kinesis_spark.switch_start(STREAM, **(given | {"awslabsMetadataPath": str(tmp_path)}))
     with pytest.raises(KinesisSparkError, match="no awslabs connector source of stream 'other'"):

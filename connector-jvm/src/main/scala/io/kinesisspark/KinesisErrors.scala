@@ -214,6 +214,10 @@ private[kinesisspark] object KinesisErrors {
       "'awslabsCheckpointLocation' names the checkpoint location of a query of the awslabs connector " +
       "(spark-sql-kinesis-connector); 'awslabsMetadataPath' and 'awslabsDynamoDbTable' where it kept its positions.")
 
+  def awslabsCheckpointNotFound(location: String): IllegalArgumentException =
+    new IllegalArgumentException(s"Checkpoint location '$location' ($AwslabsOption) does not exist: give the " +
+      "awslabs connector query's 'checkpointLocation' as it was set (a path or URI Spark's file systems read).")
+
   def awslabsNothingCommitted(location: String): IllegalArgumentException =
     new IllegalArgumentException(s"Checkpoint location '$location' ($AwslabsOption) holds no committed batch (no " +
       "file in its commits/ folder): the old query never finished a batch, or the location is not its checkpoint. " +

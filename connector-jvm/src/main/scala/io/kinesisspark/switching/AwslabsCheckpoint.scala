@@ -34,6 +34,7 @@ final class AwslabsCheckpoint(location: String, hadoopConf: Configuration) {
   def lastCommitted(stream: String): LastBatch = {
     val commits = new Path(root, "commits")
     val fs = commits.getFileSystem(hadoopConf)
+    if (!fs.exists(root)) throw KinesisErrors.awslabsCheckpointNotFound(location)
     val batches = try fs.listStatus(commits).toSeq.flatMap(f => Try(f.getPath.getName.toLong).toOption)
       catch { case _: FileNotFoundException => Nil }
     val batchId = batches.maxOption.getOrElse(throw KinesisErrors.awslabsNothingCommitted(location))

@@ -138,6 +138,10 @@ class AwslabsStartSuite extends AnyFunSuite {
     val empty = intercept[IllegalArgumentException](
       new AwslabsCheckpoint(Files.createTempDirectory("empty").toString, conf).lastCommitted(Stream))
     assert(empty.getMessage.contains("holds no committed batch"))
+    val missing = intercept[IllegalArgumentException](
+      new AwslabsCheckpoint(root.resolve("nowhere").toString, conf).lastCommitted(Stream))
+    assert(missing.getMessage.contains(s"Checkpoint location '${root.resolve("nowhere")}'") &&
+      missing.getMessage.contains("does not exist"))
     val noFiles = intercept[IllegalArgumentException](AwslabsCheckpoint.positionsAfter(last,
       new AwslabsShardFiles(root.resolve("elsewhere").toString, conf), root.toString))
     assert(noFiles.getMessage.contains("holds no shard position for batch 1") &&
