@@ -106,6 +106,11 @@ REFUSED: list[dict[str, str | None]] = [
     {"awslabsCheckpointLocation": "/q", "streamName": "a,b"},
     {"awslabsCheckpointLocation": "/q", "initialPosition": '{"shards": {"shardId-000000000000": "latest"}}'},
     {"awslabsCheckpointLocation": "/q", "awslabsDynamoDbTable": "table", "dynamoDbAwsSecretKey": "s"},
+    {"awslabsDynamoDbTable": "ab"},
+    {"awslabsMetadataPath": " "},
+    {"awslabsCheckpointLocation": "/q", "awslabsMetadataPath": "/m", "awslabsDynamoDbTable": "a b"},
+    {"kclLeaseTable": "orders-app", "dynamoDbAwsAccessKey": "A", "awslabsMetadataPath": "/m"},
+    {"kclLeaseTable": "a b", "awslabsMetadataPath": "/m"},
 ]
 
 # Unusual values the JVM accepts; Python must not refuse them.

@@ -100,7 +100,9 @@ def awslabs_start(stream: str, checkpoint_location: str, **options: str) -> Swit
     """Return the start a query of ``stream`` with option ``awslabsCheckpointLocation`` would make.
 
     Nothing is started: the awslabs connector query's last committed batch and its shard positions are read,
-    and the stream's shards listed, as a query's first start does, so the answer can be reviewed first.
+    and the stream's shards listed, as a query's first start does, so the answer can be reviewed first. The
+    location is read with Hadoop's file systems among the installed Spark's jars: an ``s3a://`` location needs
+    ``hadoop-aws`` there.
 
     Parameters
     ----------
@@ -129,7 +131,7 @@ def awslabs_start(stream: str, checkpoint_location: str, **options: str) -> Swit
 
     Examples
     --------
-    >>> location = "s3a://bucket/checkpoints/orders"
+    >>> location = "hdfs:///checkpoints/orders"
     >>> start = awslabs_start("orders", location, region="us-east-1")  # doctest: +SKIP
     >>> print(start.initial_position)  # doctest: +SKIP
     {"default":"latest","shards":{"shardId-000000000000":{"after_sequence_number":"4959..."}}}

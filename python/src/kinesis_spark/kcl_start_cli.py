@@ -3,7 +3,7 @@
 The other consumer is a KCL application (its lease table) or an awslabs connector query (its checkpoint):
 
     python -m kinesis_spark.kcl_start_cli --stream orders --lease-table orders-app --option region=us-east-1
-    python -m kinesis_spark.kcl_start_cli --stream orders --awslabs-checkpoint s3a://bucket/checkpoints/orders
+    python -m kinesis_spark.kcl_start_cli --stream orders --awslabs-checkpoint hdfs:///checkpoints/orders
 
 The JSON printed is option ``initialPosition``'s value, to review and then give a query in place of
 option ``kclLeaseTable`` or ``awslabsCheckpointLocation``; the notes go to standard error. Credentials come

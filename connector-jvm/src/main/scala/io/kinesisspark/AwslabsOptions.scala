@@ -39,7 +39,9 @@ object AwslabsOptions {
     "kinesis.sink.maxconnections" -> MaxInflightRequests)
 
   private val NoMetadataStore = "kinesis-spark keeps its progress only in Spark's checkpoint (no HDFS side files, " +
-    "no DynamoDB table), so there is no metadata store to configure"
+    "no DynamoDB table), so there is no metadata store to configure; to continue where an awslabs query stopped, " +
+    "give its checkpoint location as 'awslabsCheckpointLocation' (with its metadata path as 'awslabsMetadataPath' " +
+    "or its table as 'awslabsDynamoDbTable')"
   private val OwnRetries = "kinesis-spark retries Kinesis calls itself, per shard, with jittered back-off (see the " +
     "README: throttling and transient errors)"
 

@@ -136,8 +136,11 @@ object KinesisSourceOptions {
     }
 
     val initialPosition = io.kinesisspark.InitialPosition.parse(Spec.initialPosition.valueOrDefault(get), streams)
-    val kclLeaseTable = KclLeaseTableOptions.parse(get, connection)
+    // In the order the Python package checks them: the lease table's name (when set), the awslabs options, then
+    // DynamoDB's connection.
+    KclLeaseTableOptions.table(get)
     val awslabsCheckpoint = AwslabsCheckpointOptions.parse(get, connection)
+    val kclLeaseTable = KclLeaseTableOptions.parse(get, connection)
     DynamoDbConnectionOptions.checkUsed(get)
     if (kclLeaseTable.isDefined && awslabsCheckpoint.isDefined) {
       throw KinesisErrors.conflictingOptions(KclLeaseTable, AwslabsCheckpointLocation)

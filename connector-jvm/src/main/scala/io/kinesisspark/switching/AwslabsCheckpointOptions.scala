@@ -49,26 +49,22 @@ object AwslabsCheckpointOptions {
    */
   def parse(get: String => Option[String], stream: AwsConnection): Option[AwslabsCheckpointOptions] = {
     def text(name: String): Option[String] = get(name).map(_.trim)
+    // Each value on its own first, as the Python package checks each when it is set; then the three together.
+    for (spec <- Seq(Spec.awslabsCheckpointLocation, Spec.awslabsMetadataPath); value <- text(spec.name)) {
+      if (value.isEmpty) throw KinesisErrors.invalidOption(spec.name, value, spec.kind.accepted)
+    }
+    text(AwslabsDynamoDbTable).foreach(TableNames.check(AwslabsDynamoDbTable, _, Spec.awslabsDynamoDbTable.kind.accepted))
     text(AwslabsCheckpointLocation) match {
       case None =>
         Seq(AwslabsMetadataPath, AwslabsDynamoDbTable).find(get(_).isDefined)
           .foreach(o => throw KinesisErrors.optionRequiresOther(o, AwslabsCheckpointLocation))
         None
       case Some(location) =>
-        if (location.isEmpty) {
-          throw KinesisErrors.invalidOption(AwslabsCheckpointLocation, location, Spec.awslabsCheckpointLocation.kind.accepted)
-        }
-        text(AwslabsMetadataPath).filter(_.isEmpty).foreach { p =>
-          throw KinesisErrors.invalidOption(AwslabsMetadataPath, p, Spec.awslabsMetadataPath.kind.accepted)
-        }
         if (get(AwslabsMetadataPath).isDefined && get(AwslabsDynamoDbTable).isDefined) {
           // The old query kept its positions in one place: files under its metadata path, or DynamoDB.
           throw KinesisErrors.conflictingOptions(AwslabsMetadataPath, AwslabsDynamoDbTable)
         }
-        val table = text(AwslabsDynamoDbTable).map { t =>
-          TableNames.check(AwslabsDynamoDbTable, t, Spec.awslabsDynamoDbTable.kind.accepted)
-          t -> DynamoDbConnectionOptions.parse(get, stream)
-        }
+        val table = text(AwslabsDynamoDbTable).map(_ -> DynamoDbConnectionOptions.parse(get, stream))
         Some(AwslabsCheckpointOptions(location, text(AwslabsMetadataPath), table))
     }
   }

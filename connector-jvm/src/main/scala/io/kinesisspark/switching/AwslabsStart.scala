@@ -17,9 +17,10 @@ import io.kinesisspark.reader.TransientBackoff
  *    aggregate's last), just after that user record. `AT_SEQUENCE_NUMBER`: at the record, or after the user record
  *    inside an aggregate (awslabs skips the user records up to it when it starts there).
  *  - `SHARD_END`: read to its end. `TRIM_HORIZON` and `AT_TIMESTAMP`: nothing read yet from there, so the same.
- *  - `LATEST`: nothing read yet, and where "latest" was when the old query started is not known: the shard starts
- *    at its beginning, so that no record that arrived after the old query started is skipped; records from before
- *    that are read too, and a note says so.
+ *  - `LATEST`: nothing read yet. Where the offset log still holds the shard's AT_TIMESTAMP start (the awslabs
+ *    default, LATEST, is that at the query's start), [[AwslabsCheckpoint.positionsAfter]] gives that instead;
+ *    otherwise where "latest" was is not known: the shard starts at its beginning, so that no record that arrived
+ *    after the old query started is skipped; records from before that are read too, and a note says so.
  * Shards related to those start as [[StartPlan.complete]] says; shards the old query never saw start at `default`.
  *
  * {{{

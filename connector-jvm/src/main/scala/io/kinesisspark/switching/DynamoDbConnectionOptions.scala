@@ -49,6 +49,8 @@ object DynamoDbConnectionOptions {
   private val Keys = Map(AwsAccessKey -> DynamoDbAwsAccessKey, AwsSecretKey -> DynamoDbAwsSecretKey,
     AwsSessionToken -> DynamoDbAwsSessionToken)
   private val Role = Map(RoleArn -> DynamoDbRoleArn, RoleExternalId -> DynamoDbRoleExternalId)
+  /** A name no option has: what a stream option DynamoDB does not take reads as. */
+  private val NotAnOption = "dynamoDb (no such option)"
 
   /** Refuses a `dynamoDb*` option when no option that reads DynamoDB is set. */
   def checkUsed(get: String => Option[String]): Unit =
@@ -69,6 +71,8 @@ object DynamoDbConnectionOptions {
       case Region   => DynamoDbRegion
       case Endpoint => DynamoDbEndpoint
       case k if ownKeys && Keys.contains(k) => Keys(k)
+      // DynamoDB's own keys replace the stream's credentials, a provider class among them.
+      case CredentialsProviderClass | CredentialsProviderParam if ownKeys => NotAnOption
       case k if ownRole && Role.contains(k) => Role(k)
       case other => other
     }

@@ -37,8 +37,12 @@ object KclLeaseTableOptions {
    * @return `None` when `kclLeaseTable` is not set
    */
   def parse(get: String => Option[String], stream: AwsConnection): Option[KclLeaseTableOptions] =
+    table(get).map(KclLeaseTableOptions(_, DynamoDbConnectionOptions.parse(get, stream)))
+
+  /** The lease table's name, when `kclLeaseTable` is set: checked on its own, before the options as a whole. */
+  def table(get: String => Option[String]): Option[String] =
     get(KclLeaseTable).map(_.trim).map { table =>
       TableNames.check(KclLeaseTable, table, Spec.kclLeaseTable.kind.accepted)
-      KclLeaseTableOptions(table, DynamoDbConnectionOptions.parse(get, stream))
+      table
     }
 }

@@ -119,7 +119,7 @@ class AwslabsStartSuite extends AnyFunSuite {
       s""""subSequenceNumber":$sub,"isLast":$last}"""
 
   test("the checkpoint: the last committed batch's offsets, overridden by where that batch left each shard it read") {
-    val root = checkpoint(Seq(0L, 1L),
+    val root: Path = checkpoint(Seq(0L, 1L),
       Map(1L -> offsetLine(1, Stream, (id(1), "1001", -1L, true), (id(2), "2001", -1L, true)),
         // Batch 2 was planned but never committed: its positions must not count.
         2L -> offsetLine(2, Stream, (id(1), "1009", -1L, true), (id(2), "2009", -1L, true))),
@@ -148,6 +148,29 @@ class AwslabsStartSuite extends AnyFunSuite {
       noFiles.getMessage.contains("'awslabsMetadataPath'"))
   }
 
+  test("shard positions are filed under the awslabs connector's own batch number; LATEST keeps its timestamp") {
+    // Spark batch 1 ran for another reason while this source's offset stayed: Spark's batch 2 is awslabs batch 1.
+    // Shard 2 was started at AT_TIMESTAMP (the awslabs default, LATEST, at the query's start) and never read.
+    def at(batch: Long) = s"""{"metadata":{"streamName":"$Stream","batchId":"$batch"},""" +
+      s""""${id(1)}":{"iteratorType":"AFTER_SEQUENCE_NUMBER","iteratorPosition":"1001","subSequenceNumber":"-1",""" +
+      s""""isLast":"true"},"${id(2)}":{"iteratorType":"AT_TIMESTAMP","iteratorPosition":"1700000000000",""" +
+      s""""subSequenceNumber":"-1","isLast":"true"}}"""
+    val latest = s"""{"shardId":"${id(2)}","iteratorType":"LATEST","iteratorPosition":"","subSequenceNumber":-1,""" +
+      """"isLast":true}"""
+    val root: Path = checkpoint(Seq(0L, 1L, 2L), Map(0L -> at(0), 1L -> at(0), 2L -> at(1), 3L -> at(2)),
+      Map((1L, id(1)) -> shardFile(id(1), "1007", -1L, last = true), (1L, id(2)) -> latest,
+        // Awslabs batch 2 (Spark's 3) read but never committed.
+        (2L, id(1)) -> shardFile(id(1), "1009", -1L, last = true)))
+    val conf = new Configuration()
+    val reader = new AwslabsCheckpoint(root.toString, conf)
+    val last = reader.lastCommitted(Stream)
+    assert(last.batchId == 2L && last.sourceBatchId == 1L)
+    val positions = AwslabsCheckpoint.positionsAfter(last, new AwslabsShardFiles(reader.sourcePath(0), conf), "q")
+    assert(positions == Seq(after(1, 1007), sentinel(2, "AT_TIMESTAMP", "1700000000000")))
+    assert(AwslabsStart.plan(Stream, Source, positions, Seq(shard(1)(), shard(2)()), Latest, failOnDataLoss = true)
+      .position.shards((Stream, id(2))) == AtTimestamp(1700000000000L))
+  }
+
   test("the options: a checkpoint location, with a metadata path or a DynamoDB table, one stream, no per-shard start") {
     def options(extra: (String, String)*) = KinesisSourceOptions.parse(Map("streamName" -> Stream,
       "region" -> "us-east-1") ++ extra)
@@ -157,6 +180,17 @@ class AwslabsStartSuite extends AnyFunSuite {
       "dynamoDbEndpoint" -> "http://127.0.0.1:5000").awslabsCheckpoint.get
     assert(table.dynamoDb.map(_._1).contains("kdsc_us-east-1_orders"))
     assert(table.dynamoDb.get._2.endpoint.map(_.toString).contains("http://127.0.0.1:5000"))
+    // DynamoDB's own keys replace the stream's credentials, a provider class among them.
+    val own = options("credentialsProviderClass" -> "com.example.Creds", "awslabsCheckpointLocation" -> "/q",
+      "awslabsDynamoDbTable" -> "table", "dynamoDbAwsAccessKey" -> "AKIDTABLE", "dynamoDbAwsSecretKey" -> "s")
+    assert(own.awslabsCheckpoint.get.dynamoDb.get._2.credentials ==
+      io.kinesisspark.aws.AwsCredentialsConfig.StaticKeys("AKIDTABLE", "s", None))
+    // Each value on its own before the options together, as Python checks them.
+    assert(refused("awslabsDynamoDbTable" -> "ab").contains("Invalid value 'ab' for option 'awslabsDynamoDbTable'"))
+    assert(refused("kclLeaseTable" -> "a b", "awslabsMetadataPath" -> "/m")
+      .contains("Invalid value 'a b' for option 'kclLeaseTable'"))
+    assert(refused("kclLeaseTable" -> "app", "dynamoDbAwsAccessKey" -> "A", "awslabsMetadataPath" -> "/m") ==
+      "Option 'awslabsMetadataPath' is set but 'awslabsCheckpointLocation' is not: set both or neither.")
     def refused(extra: (String, String)*) = intercept[IllegalArgumentException](options(extra: _*)).getMessage
     assert(refused("awslabsMetadataPath" -> "/m") ==
       "Option 'awslabsMetadataPath' is set but 'awslabsCheckpointLocation' is not: set both or neither.")
