@@ -243,8 +243,9 @@ private[kinesisspark] object KinesisErrors {
       "source's when given its 'awslabsMetadataPath').")
 
   def awslabsNoShardPositions(location: String, log: String, batchId: Long): IllegalArgumentException =
-    new IllegalArgumentException(s"$log holds no shard position for batch $batchId, the last batch committed in " +
-      s"checkpoint location '$location' ($AwslabsOption): the old query kept its positions elsewhere. Set " +
+    new IllegalArgumentException(s"$log holds no shard position for awslabs batch $batchId (the connector's own " +
+      s"number of the last batch committed in checkpoint location '$location', $AwslabsOption): the old query " +
+      "kept its positions elsewhere. Set " +
       "'awslabsMetadataPath' to its 'kinesis.metadataPath', or 'awslabsDynamoDbTable' to its " +
       "'kinesis.dynamodb.tableName' when its 'kinesis.metadataCommitterType' was DYNAMODB.")
 

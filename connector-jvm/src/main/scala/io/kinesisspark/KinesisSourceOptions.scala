@@ -136,8 +136,9 @@ object KinesisSourceOptions {
     }
 
     val initialPosition = io.kinesisspark.InitialPosition.parse(Spec.initialPosition.valueOrDefault(get), streams)
-    // In the order the Python package checks them: the lease table's name (when set), the awslabs options, then
-    // DynamoDB's connection.
+    // The lease table's name, then the awslabs options, then DynamoDB's connection, as the Python package orders
+    // them. (Python checks DynamoDB's own region, endpoint and role when they are set; here they are read only with
+    // a table, so a bad one beside another error may be named second.)
     KclLeaseTableOptions.table(get)
     val awslabsCheckpoint = AwslabsCheckpointOptions.parse(get, connection)
     val kclLeaseTable = KclLeaseTableOptions.parse(get, connection)

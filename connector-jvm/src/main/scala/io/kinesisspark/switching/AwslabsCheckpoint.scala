@@ -45,7 +45,7 @@ final class AwslabsCheckpoint(location: String, hadoopConf: Configuration) {
         // positions under that number: a Spark batch in which its offset did not move does not count one.
         val sourceBatchId = source.batchId.getOrElse(throw KinesisErrors.notAnAwslabsCheckpoint(
           s"$offsets (source ${source.index})", "its metadata has no batchId"))
-        LastBatch(batchId, sourceBatchId, source.index, positions(source, offsets), startedAt(fs, source.index))
+        LastBatch(batchId, sourceBatchId, source.index, positions(source, offsets), startedAt(fs, source.index, stream))
       case Seq() => throw KinesisErrors.awslabsNoSourceOf(location, batchId, stream, sources.map(_.stream))
       case _     => throw KinesisErrors.awslabsSeveralSourcesOf(location, batchId, stream)
     }
@@ -91,11 +91,14 @@ final class AwslabsCheckpoint(location: String, hadoopConf: Configuration) {
    * it then read nothing of (the awslabs connector turns its default, LATEST, into AT_TIMESTAMP at the query's
    * start, and writes such a shard back as LATEST once a batch has read nothing there).
    */
-  private def startedAt(fs: FileSystem, sourceIndex: Int): Map[String, Long] =
+  private def startedAt(fs: FileSystem, sourceIndex: Int, stream: String): Map[String, Long] =
     numbered(fs, "offsets").sorted.flatMap { batch =>
-      Try(awslabsSources(fs, new Path(root, s"offsets/$batch"))).toOption.toSeq.flatten
-        .filter(_.index == sourceIndex)
-        .flatMap(source => Try(positions(source, new Path(root, s"offsets/$batch"))).getOrElse(Nil))
+      val offsets = new Path(root, s"offsets/$batch")
+      // A file Spark removed meanwhile (it keeps the last batches only) holds nothing; any other failure to read
+      // one fails the start, rather than the shard falling back to trim_horizon as if nothing were recorded.
+      val sources = try awslabsSources(fs, offsets) catch { case _: FileNotFoundException => Nil }
+      // The same source, reading the same stream (awslabs keeps a checkpoint whose streamName changed).
+      sources.filter(s => s.index == sourceIndex && s.stream == stream).flatMap(positions(_, offsets))
         .collect { case p if p.iteratorType == AwslabsPosition.AtTimestamp => p.shardId -> p.iteratorPosition.toLong }
     }.toMap
 

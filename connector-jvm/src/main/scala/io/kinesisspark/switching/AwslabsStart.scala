@@ -52,7 +52,8 @@ object AwslabsStart {
     }
     val listed = TransientBackoff.retrying(s"Listing the shards of '$stream'")(
       api.listShards(stream, options.maxShardsPerDescribe))
-    val start = plan(stream, s"checkpoint '${awslabs.checkpointLocation}' (batch ${last.batchId})", positions, listed,
+    val start = plan(stream, s"checkpoint '${awslabs.checkpointLocation}' (batch ${last.batchId}, awslabs batch " +
+      s"${last.sourceBatchId})", positions, listed,
       options.initialPosition, options.failOnDataLoss)
     start.notes.foreach(log.warn)
     start

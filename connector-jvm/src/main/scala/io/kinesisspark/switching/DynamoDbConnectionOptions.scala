@@ -71,7 +71,7 @@ object DynamoDbConnectionOptions {
       case Region   => DynamoDbRegion
       case Endpoint => DynamoDbEndpoint
       case k if ownKeys && Keys.contains(k) => Keys(k)
-      // DynamoDB's own keys replace the stream's credentials, a provider class among them.
+      // DynamoDB's own keys replace the stream's keys or provider class (the stream's role, if any, still applies).
       case CredentialsProviderClass | CredentialsProviderParam if ownKeys => NotAnOption
       case k if ownRole && Role.contains(k) => Role(k)
       case other => other

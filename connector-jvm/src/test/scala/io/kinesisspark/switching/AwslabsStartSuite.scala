@@ -144,7 +144,7 @@ class AwslabsStartSuite extends AnyFunSuite {
       missing.getMessage.contains("does not exist"))
     val noFiles = intercept[IllegalArgumentException](AwslabsCheckpoint.positionsAfter(last,
       new AwslabsShardFiles(root.resolve("elsewhere").toString, conf), root.toString))
-    assert(noFiles.getMessage.contains("holds no shard position for batch 1") &&
+    assert(noFiles.getMessage.contains("holds no shard position for awslabs batch 1") &&
       noFiles.getMessage.contains("'awslabsMetadataPath'"))
   }
 
