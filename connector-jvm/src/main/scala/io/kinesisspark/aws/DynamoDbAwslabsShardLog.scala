@@ -19,7 +19,8 @@ import io.kinesisspark.switching.{AwslabsPosition, AwslabsShardLog}
  *   try log.positions(41) finally log.close()
  * }}}
  */
-final class DynamoDbAwslabsShardLog(table: String, connection: AwsConnection) extends AwslabsShardLog with AutoCloseable {
+final class DynamoDbAwslabsShardLog(table: String, connection: AwsConnection)
+    extends AwslabsShardLog with AutoCloseable {
   private val dynamoDb = new DynamoDbClients(connection)
   private val client = dynamoDb.client
 
@@ -42,7 +43,8 @@ final class DynamoDbAwslabsShardLog(table: String, connection: AwsConnection) ex
         throw KinesisErrors.awslabsTableNotFound(table, connection.region, connection.endpointDescription)
       case e: DynamoDbException if ErrorClassifier.isAccessDenied(e) =>
         throw KinesisErrors.permissionDenied("Query", s"DynamoDB table '$table'", "dynamodb:Query",
-          Some(connection.credentials.description), s"${ErrorClassifier.errorCode(e)}: ${ErrorClassifier.errorMessage(e)}", e)
+          Some(connection.credentials.description),
+          s"${ErrorClassifier.errorCode(e)}: ${ErrorClassifier.errorMessage(e)}", e)
     }
 
   override def close(): Unit = dynamoDb.close()

@@ -53,7 +53,8 @@ object AwslabsCheckpointOptions {
     for (spec <- Seq(Spec.awslabsCheckpointLocation, Spec.awslabsMetadataPath); value <- text(spec.name)) {
       if (value.isEmpty) throw KinesisErrors.invalidOption(spec.name, value, spec.kind.accepted)
     }
-    text(AwslabsDynamoDbTable).foreach(TableNames.check(AwslabsDynamoDbTable, _, Spec.awslabsDynamoDbTable.kind.accepted))
+    text(AwslabsDynamoDbTable)
+      .foreach(TableNames.check(AwslabsDynamoDbTable, _, Spec.awslabsDynamoDbTable.kind.accepted))
     text(AwslabsCheckpointLocation) match {
       case None =>
         Seq(AwslabsMetadataPath, AwslabsDynamoDbTable).find(get(_).isDefined)

@@ -73,7 +73,8 @@ object AwslabsPosition {
       case "false" => false
       case other   => throw KinesisErrors.notAnAwslabsCheckpoint(where, s"its isLast is '$other'")
     }
-    if ((kind == AfterSequenceNumber || kind == AtSequenceNumber) && !SequenceNumber.pattern.matcher(position).matches()) {
+    val bySequenceNumber = kind == AfterSequenceNumber || kind == AtSequenceNumber
+    if (bySequenceNumber && !SequenceNumber.pattern.matcher(position).matches()) {
       throw KinesisErrors.notAnAwslabsCheckpoint(where, s"its iteratorPosition '$position' is not a sequence number")
     }
     if (kind == AtTimestamp && Try(position.toLong).isFailure) {

@@ -40,21 +40,21 @@ object AwslabsStart {
   def read(options: KinesisSourceOptions, awslabs: AwslabsCheckpointOptions, hadoopConf: Configuration,
       api: KinesisApi): StartPlan = {
     val stream = options.streams.head
-    val last = new AwslabsCheckpoint(awslabs.checkpointLocation, hadoopConf).lastCommitted(stream)
+    val checkpoint = new AwslabsCheckpoint(awslabs.checkpointLocation, hadoopConf)
+    val last = checkpoint.lastCommitted(stream)
     val positions = awslabs.dynamoDb match {
       case Some((table, connection)) =>
         val shardLog = new DynamoDbAwslabsShardLog(table, connection)
         try AwslabsCheckpoint.positionsAfter(last, shardLog, awslabs.checkpointLocation) finally shardLog.close()
       case None =>
-        val path = awslabs.metadataPath.getOrElse(
-          new AwslabsCheckpoint(awslabs.checkpointLocation, hadoopConf).sourcePath(last.sourceIndex))
+        val path = awslabs.metadataPath.getOrElse(checkpoint.sourcePath(last.sourceIndex))
         AwslabsCheckpoint.positionsAfter(last, new AwslabsShardFiles(path, hadoopConf), awslabs.checkpointLocation)
     }
     val listed = TransientBackoff.retrying(s"Listing the shards of '$stream'")(
       api.listShards(stream, options.maxShardsPerDescribe))
-    val start = plan(stream, s"checkpoint '${awslabs.checkpointLocation}' (batch ${last.batchId}, awslabs batch " +
-      s"${last.sourceBatchId})", positions, listed,
-      options.initialPosition, options.failOnDataLoss)
+    val source =
+      s"checkpoint '${awslabs.checkpointLocation}' (batch ${last.batchId}, awslabs batch ${last.sourceBatchId})"
+    val start = plan(stream, source, positions, listed, options.initialPosition, options.failOnDataLoss)
     start.notes.foreach(log.warn)
     start
   }

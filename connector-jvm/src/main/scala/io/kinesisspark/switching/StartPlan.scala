@@ -38,7 +38,8 @@ object StartPlan {
     val graph = ShardGraph(listed)
     val ancestors = graph.ancestorsOf(named.keySet) -- named.keySet
     val descendants = graph.descendantsOf(named.keySet ++ gone) -- named.keySet -- ancestors
-    val relatives = ancestors.map(_ -> (ShardEnd: InitialPosition)) ++ descendants.map(_ -> (TrimHorizon: InitialPosition))
+    val relatives =
+      ancestors.map(_ -> (ShardEnd: InitialPosition)) ++ descendants.map(_ -> (TrimHorizon: InitialPosition))
     StartPlan(PerShard(default, (named ++ relatives).map { case (id, p) => (stream, id) -> p }), notes)
   }
 
