@@ -16,7 +16,6 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-import boto3
 import pytest
 from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY, KinesisEmulator
 from harness.kpl_producer import Row, assert_rows_exactly
@@ -54,13 +53,7 @@ def replayed(request, tmp_path):
     settings = {"SHOULD_PERSIST_DATA": "true", "PERSIST_PATH": str(data), "PERSIST_INTERVAL": "1h"}
     with KinesisEmulator(tmp_path / "emulator.log", settings) as emulator, MotoServer(tmp_path / "moto.log") as moto:
         if variant == "dynamodb":
-            client = boto3.client(
-                "dynamodb",
-                endpoint_url=moto.endpoint,
-                region_name=REGION,
-                aws_access_key_id=ACCESS_KEY,
-                aws_secret_access_key=SECRET_KEY,
-            )
+            client = moto.client("dynamodb")
             # The table as the awslabs connector creates it.
             client.create_table(
                 TableName=TABLE,

@@ -19,7 +19,6 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
-import boto3
 import pytest
 from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY
 from harness.kpl_producer import Producer, Row, assert_rows_exactly, in_shard, rows, users
@@ -150,7 +149,7 @@ def test_a_bad_table_or_another_streams_table_is_named(emulator, dynamodb, strea
     with pytest.raises(KinesisSparkError, match="DynamoDB table 'no-such-app' .* does not exist"):
         kinesis_spark.kcl_start(name, "no-such-app", **options)
     # A table of another stream's application: its checkpoint lies outside this stream's shard.
-    table, client = f"other-app-{uuid.uuid4().hex[:8]}", dynamodb_client(dynamodb)
+    table, client = f"other-app-{uuid.uuid4().hex[:8]}", dynamodb.client("dynamodb")
     client.create_table(
         TableName=table,
         KeySchema=[{"AttributeName": "leaseKey", "KeyType": "HASH"}],
@@ -177,7 +176,7 @@ def test_a_running_application_is_named(emulator, dynamodb, kinesis, stream, tmp
     # A target that never comes: the application keeps running, and renewing its lease.
     kcl = start_kcl(emulator, dynamodb, name, application, {shard: ("1", 0)}, tmp_path / "kcl.tsv")
     try:
-        wait_for_lease(dynamodb_client(dynamodb), application, shard)
+        wait_for_lease(dynamodb.client("dynamodb"), application, shard)
         start = kinesis_spark.kcl_start(name, application, **lease_options(emulator, dynamodb))
         assert any(
             note.startswith(f"The leases of shards {shard} in lease table '{application}' were renewed")
@@ -187,16 +186,6 @@ def test_a_running_application_is_named(emulator, dynamodb, kinesis, stream, tmp
     finally:
         kcl.terminate()
         kcl.wait(timeout=30)
-
-
-def dynamodb_client(dynamodb):
-    return boto3.client(
-        "dynamodb",
-        endpoint_url=dynamodb.endpoint,
-        region_name=REGION,
-        aws_access_key_id=ACCESS_KEY,
-        aws_secret_access_key=SECRET_KEY,
-    )
 
 
 def wait_for_lease(client, table: str, shard: str, timeout_s: float = 90.0) -> None:

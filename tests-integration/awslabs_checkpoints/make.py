@@ -34,8 +34,6 @@ import sys
 import time
 from pathlib import Path
 
-import boto3
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY, KinesisEmulator  # noqa: E402
@@ -107,14 +105,7 @@ def make(variant: str, awslabs_jar: Path, spark_submit: str) -> None:
                 read.extend(path.read_text().splitlines())
         (out / "awslabs-read.jsonl").write_text("".join(line + "\n" for line in read))
         if variant == "dynamodb":
-            client = boto3.client(
-                "dynamodb",
-                endpoint_url=moto.endpoint,
-                region_name=REGION,
-                aws_access_key_id=ACCESS_KEY,
-                aws_secret_access_key=SECRET_KEY,
-            )
-            items = client.scan(TableName=TABLE, ConsistentRead=True)["Items"]
+            items = moto.client("dynamodb").scan(TableName=TABLE, ConsistentRead=True)["Items"]
             (out / "dynamodb-items.json").write_text(json.dumps(items, indent=1, sort_keys=True) + "\n")
 
         # After the old query stopped: shard 1 splits, and every open shard gets more.

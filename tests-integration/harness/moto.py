@@ -1,6 +1,6 @@
 """moto's server on a free loopback port: STS for the credential tests, with its request recorder on, so a test can
 see what the connector asked STS (AssumeRole's role, session name, external id, duration, and the signing key), and
-DynamoDB for the KCL lease table tests."""
+DynamoDB for the KCL lease table and awslabs checkpoint tests."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from harness.emulator import free_loopback_port
+import boto3
+
+from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY, free_loopback_port
 
 STARTUP_TIMEOUT_S = 30.0
 
@@ -30,6 +32,16 @@ class MotoServer:
     @property
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def client(self, service: str):  # noqa: ANN201 (boto3 clients have no static type)
+        """A boto3 client of ``service`` (``dynamodb``, ``sts``) on this server, with the emulator's keys."""
+        return boto3.client(
+            service,
+            endpoint_url=self.endpoint,
+            region_name=REGION,
+            aws_access_key_id=ACCESS_KEY,
+            aws_secret_access_key=SECRET_KEY,
+        )
 
     def __enter__(self) -> MotoServer:
         server = Path(sys.executable).with_name("moto_server")

@@ -138,6 +138,9 @@ private[kinesisspark] object KinesisErrors {
         "gone and continue from the oldest available record, set option 'failOnDataLoss' to 'false'; to start " +
         "over, use a new checkpoint location.")
 
+  /** The first few of some shard ids, for a message. */
+  private def some(ids: Seq[String]): String = ids.sorted.take(5).mkString(", ") + (if (ids.size > 5) ", ..." else "")
+
   // ---- a start where a KCL application stopped (option 'kclLeaseTable')
 
   def leaseTableNotFound(table: String, region: String, endpoint: String): IllegalArgumentException =
@@ -166,7 +169,6 @@ private[kinesisspark] object KinesisErrors {
 
   def leasesOfAnotherStream(table: String, stream: String, leased: Seq[String], listed: Seq[String])
       : IllegalArgumentException = {
-    def some(ids: Seq[String]) = ids.sorted.take(5).mkString(", ") + (if (ids.size > 5) ", ..." else "")
     new IllegalArgumentException(s"Lease table '$table' (option 'kclLeaseTable') holds leases of shards " +
       s"${some(leased)}, none of which stream '$stream' has (its shards: ${some(listed)}): the table belongs to " +
       "another stream, or to one deleted and created again, or retention has removed every shard the application " +
@@ -257,7 +259,6 @@ private[kinesisspark] object KinesisErrors {
 
   def awslabsShardsOfAnotherStream(source: String, stream: String, named: Seq[String], listed: Seq[String])
       : IllegalArgumentException = {
-    def some(ids: Seq[String]) = ids.sorted.take(5).mkString(", ") + (if (ids.size > 5) ", ..." else "")
     new IllegalArgumentException(s"The awslabs $source ($AwslabsOption) holds positions in shards ${some(named)}, " +
       s"none of which stream '$stream' has (its shards: ${some(listed)}): the checkpoint belongs to another stream, " +
       "or to one deleted and created again, or retention has removed every shard the old query read. Check options " +
