@@ -107,12 +107,15 @@ counts a call when it arrives, so across a ``reset`` or a ``stats`` taken mid-ca
 read and change the limits of a running proxy.
 
 HTTP/2 with prior knowledge (h2c), which the AWS SDK's Netty client uses for SubscribeToShard on a plain
-``http://`` endpoint, is told apart from HTTP/1.1 by the connection preface (RFC 9113 section 3.4). Such a
-connection is relayed byte for byte to the emulator while ``kinesis:SubscribeToShard`` is allowed (its requests
-are counted under their operation), and otherwise answered by the proxy itself: each request gets the
-AccessDeniedException answer on its stream, before any event stream starts. A change of ``allowed_actions``
-closes the open HTTP/2 connections, so the client's next ones are judged by the new policy. No other limit applies
-to HTTP/2 (SubscribeToShard's 5-second rule is the emulator's). The proxy runs on 127.0.0.1 on a free
+``http://`` endpoint, is told apart from HTTP/1.1 by the connection preface (RFC 9113 section 3.4). The proxy is
+then the HTTP/2 server: each request, once whole, is counted under its operation and judged like an HTTP/1.1 call
+by the policy (a denied one gets the AccessDeniedException answer on its stream, before any event stream starts)
+and by ``faults`` (an error code is answered on the stream the same way, ``ConnectionReset`` resets the whole
+connection, ending every subscription on it mid-stream, ``ConnectionHang`` leaves the stream unanswered); the rest
+are forwarded over an HTTP/2 connection of the proxy's own to the emulator, and their answers (event streams)
+passed back as they come. A change of ``allowed_actions`` closes the open HTTP/2 connections, so the client's
+next ones are judged by the new policy. No other limit applies to HTTP/2 (SubscribeToShard's 5-second rule is the
+emulator's). The proxy runs on 127.0.0.1 on a free
 port, in a subprocess by default (so a client in the same Python process does not share its GIL) or in a
 background thread. Run it by hand with ``python tests-integration/harness/limits_proxy.py --target URL``.
 """
@@ -157,8 +160,17 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from h2.config import H2Configuration
 from h2.connection import H2Connection
-from h2.events import ConnectionTerminated, DataReceived, RequestReceived, StreamEnded
-from h2.exceptions import ProtocolError
+from h2.events import (
+    ConnectionTerminated,
+    DataReceived,
+    RequestReceived,
+    ResponseReceived,
+    StreamEnded,
+    StreamReset,
+    TrailersReceived,
+    WindowUpdated,
+)
+from h2.exceptions import ProtocolError, StreamClosedError
 from multidict import CIMultiDict
 
 MIB = 1024 * 1024
@@ -692,42 +704,47 @@ class _Proxy:
             status=403, body=body.encode(), headers={"Content-Type": "text/xml", "x-amzn-RequestId": str(uuid.uuid4())}
         )
 
-    def h2_answer(self, headers: dict[str, str], body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
-        """The proxy's own answer to a request on an HTTP/2 connection it does not relay (its policy denies
-        ``kinesis:SubscribeToShard``): AccessDeniedException as for HTTP/1.1, on the request's stream, before any
-        event stream starts."""
-        target = headers.get("x-amz-target", "")
-        op = target.removeprefix(TARGET_PREFIX)
+    def h2_verdict(self, headers: dict[str, str], body: bytes) -> tuple[str, str, tuple | None]:
+        """What the proxy does with a whole request that came over HTTP/2 (all the AWS SDK sends that way is
+        SubscribeToShard): ``("forward", op, None)``; ``("answer", op, (status, headers, payload))``, an error
+        answer on the request's stream before any event stream starts (AccessDeniedException when the policy
+        denies the action, or an injected fault's code); or ``(fault, op, None)`` for ``ConnectionReset`` and
+        ``ConnectionHang``. Counts the call, and the fault or denial."""
+        op = headers.get("x-amz-target", "").removeprefix(TARGET_PREFIX)
         cbor = headers.get("content-type", "").split(";")[0].strip().lower() == CBOR_TYPE
-        try:
-            document = _decode(body, cbor, request=True)
-        except Exception:
-            document = {}
         action = f"kinesis:{op}"
-        with self.lock:
-            self._total(op, calls=1, denied=int(not self.allows(action)), cbor=int(cbor))
-        if self.allows(action):  # not SubscribeToShard, which is all the AWS SDK sends over HTTP/2
-            code, status = "InternalFailure", 501
-            message = f"the limits proxy relays HTTP/2 only while kinesis:SubscribeToShard is allowed, not {op}"
-        else:
-            code, status = ACCESS_DENIED, 400
+        if not self.allows(action):
+            try:
+                document = _decode(body, cbor, request=True)
+            except Exception:
+                document = {}
+            with self.lock:
+                self._total(op, calls=1, denied=1, cbor=int(cbor))
             resource = self._resource(op, document if isinstance(document, dict) else {})
-            message = access_denied_message(self.principal, action, resource)
+            return "answer", op, self._h2_error(cbor, ACCESS_DENIED, access_denied_message(self.principal, action,
+                                                                                          resource), 400)
+        fault = self._fault(op, False) if (self.limits.faults or {}).get(op) else None
+        with self.lock:
+            self._total(op or "HTTP/2 " + headers.get(":path", ""), calls=1, faulted=int(fault is not None),
+                        cbor=int(cbor))
+            if fault is not None:
+                self._fired(op, fault)
+        if fault in (CONNECTION_RESET, CONNECTION_HANG):
+            return fault, op, None
+        if fault is not None:
+            message = f"{fault} injected by the limits proxy"
+            return "answer", op, self._h2_error(cbor, fault, message, FAULT_STATUS.get(fault, 400))
+        return "forward", op, None
+
+    @staticmethod
+    def _h2_error(cbor: bool, code: str, message: str, status: int) -> tuple[int, list[tuple[str, str]], bytes]:
         payload = _encode({"__type": code, "message": message}, cbor)
-        response_headers = [
+        return status, [
             ("content-type", CBOR_TYPE if cbor else JSON_TYPE),
             ("x-amzn-errortype", code),
             ("x-amzn-requestid", str(uuid.uuid4())),
             ("content-length", str(len(payload))),
-        ]
-        return status, response_headers, payload
-
-    def h2_relayed(self, headers: dict[str, str]) -> None:
-        """Counts a request relayed to the emulator over HTTP/2."""
-        target = headers.get("x-amz-target", "")
-        op = target.removeprefix(TARGET_PREFIX)
-        with self.lock:
-            self._total(op or "HTTP/2 " + headers.get(":path", ""), calls=1)
+        ], payload
 
     # ---- HTTP
 
@@ -1321,102 +1338,78 @@ class _Sniffer(asyncio.Protocol):
 
 
 class _H2Front(asyncio.Protocol):
-    """One HTTP/2 connection from a client. While the policy allows ``kinesis:SubscribeToShard`` its bytes are
-    relayed both ways to the emulator untouched (event streams included), read on the side only to count the
-    requests; otherwise the proxy is the HTTP/2 server and answers each request itself (:meth:`_Proxy.h2_answer`)."""
+    """One HTTP/2 connection from a client, which the proxy serves itself: each request, once whole, is judged
+    (:meth:`_Proxy.h2_verdict`: the policy, the faults of its operation) and answered with an error, left without an
+    answer, its connection reset, or forwarded over the proxy's own HTTP/2 connection to the emulator, whose answer
+    (for SubscribeToShard an event stream, for minutes) comes back as it arrives, within the flow-control windows of
+    both connections (so a client that reads slowly slows the emulator down, as it would slow Kinesis)."""
 
     def __init__(self, proxy: _Proxy) -> None:
         self.proxy = proxy
-        self.relay = proxy.allows("kinesis:SubscribeToShard")
-        self.h2: H2Connection | None = H2Connection(H2Configuration(client_side=False, header_encoding="utf-8"))
-        self.requests: dict[int, tuple[dict[str, str], bytearray]] = {}
+        self.h2 = H2Connection(H2Configuration(client_side=False, header_encoding="utf-8"))
         self.transport: asyncio.Transport | None = None
-        self.upstream: asyncio.StreamWriter | None = None
-        self.pending = bytearray()  # client bytes that came before the emulator's connection was open
-        self.task: asyncio.Task[None] | None = None
+        self.requests: dict[int, tuple[list[tuple[str, str]], bytearray]] = {}  # client stream -> request so far
+        self.upstream: _H2Upstream | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
         self.proxy.h2_connections.add(self)
-        if self.relay:
-            self.task = asyncio.ensure_future(self._relay())
-        else:
-            assert self.h2 is not None
-            self.h2.initiate_connection()
-            self._flush()
+        self.h2.initiate_connection()
+        self.flush()
 
     def data_received(self, data: bytes) -> None:
-        if self.relay:
-            if self.upstream is None:
-                self.pending += data
-            else:
-                self.upstream.write(data)
-            self._observe(data)
-            return
-        assert self.h2 is not None
         try:
             events = self.h2.receive_data(data)
         except ProtocolError:
-            self._flush()
+            self.flush()
             self.close()
             return
         for event in events:
-            self._serve(event)
-        self._flush()
+            self._on_client(event)
+        self.flush()
 
-    def _observe(self, data: bytes) -> None:
-        """Reads the relayed client bytes as a passive HTTP/2 server would, to count the requests; what it would
-        send is dropped (the emulator answers). Counting stops if the reading fails; relaying never does."""
-        if self.h2 is None:
-            return
-        try:
-            for event in self.h2.receive_data(data):
-                if isinstance(event, RequestReceived):
-                    self.proxy.h2_relayed(dict(event.headers))  # type: ignore[arg-type]
-                elif isinstance(event, DataReceived):
-                    self.h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
-            self.h2.data_to_send()
-        except Exception:
-            self.h2 = None
-
-    async def _relay(self) -> None:
-        assert self.transport is not None
-        target = urllib.parse.urlsplit(self.proxy.target)
-        try:
-            reader, writer = await asyncio.open_connection(target.hostname, target.port)
-        except OSError:
-            self.close()
-            return
-        writer.write(bytes(self.pending))
-        self.upstream = writer
-        try:
-            while data := await reader.read(65536):
-                self.transport.write(data)
-        except (OSError, asyncio.CancelledError):
-            pass
-        finally:
-            writer.close()
-            self.close()
-
-    def _serve(self, event: object) -> None:
-        assert self.h2 is not None
+    def _on_client(self, event: object) -> None:
         if isinstance(event, RequestReceived):
-            self.requests[event.stream_id] = (dict(event.headers), bytearray())  # type: ignore[arg-type]
+            self.requests[event.stream_id] = (list(event.headers), bytearray())  # type: ignore[arg-type]
         elif isinstance(event, DataReceived):
-            self.requests.get(event.stream_id, ({}, bytearray()))[1].extend(event.data)
+            self.requests.get(event.stream_id, ([], bytearray()))[1].extend(event.data)
             self.h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
         elif isinstance(event, StreamEnded) and event.stream_id in self.requests:
             headers, body = self.requests.pop(event.stream_id)
-            status, response_headers, payload = self.proxy.h2_answer(headers, bytes(body))
-            self.h2.send_headers(event.stream_id, [(":status", str(status)), *response_headers])
-            self.h2.send_data(event.stream_id, payload, end_stream=True)
+            verdict, _, answer = self.proxy.h2_verdict(dict(headers), bytes(body))
+            if verdict == "answer":
+                assert answer is not None
+                status, response_headers, payload = answer
+                self.h2.send_headers(event.stream_id, [(":status", str(status)), *response_headers])
+                self.h2.send_data(event.stream_id, payload, end_stream=True)
+            elif verdict == CONNECTION_RESET:
+                self.reset()
+            elif verdict == "forward":
+                if self.upstream is None:
+                    self.upstream = _H2Upstream(self, self.proxy.target)
+                self.upstream.forward(event.stream_id, headers, bytes(body))
+            # CONNECTION_HANG: no answer; the client gives the stream (or the connection) up at its timeout.
+        elif isinstance(event, WindowUpdated) and self.upstream is not None:
+            self.upstream.pump(None if event.stream_id == 0 else event.stream_id)
+        elif isinstance(event, StreamReset):
+            self.requests.pop(event.stream_id, None)
+            if self.upstream is not None:
+                self.upstream.cancel(event.stream_id)
         elif isinstance(event, ConnectionTerminated):
             self.close()
 
-    def _flush(self) -> None:
-        if self.h2 is not None and self.transport is not None and not self.relay:
+    def flush(self) -> None:
+        if self.transport is not None and not self.transport.is_closing():
             self.transport.write(self.h2.data_to_send())
+
+    def reset(self) -> None:
+        """Resets the connection (RST, not a clean close): every stream on it ends without a word."""
+        if self.transport is not None:
+            sock = self.transport.get_extra_info("socket")
+            if sock is not None:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.transport.abort()
 
     def close(self) -> None:
         if self.transport is not None:
@@ -1426,8 +1419,132 @@ class _H2Front(asyncio.Protocol):
         self.proxy.h2_connections.discard(self)
         if self.upstream is not None:
             self.upstream.close()
-        if self.task is not None:
-            self.task.cancel()
+
+
+class _H2Upstream:
+    """The proxy's HTTP/2 connection to the emulator for one client connection (:class:`_H2Front`): requests go
+    out on streams of its own, and each answer's headers, data and end go back on the client's stream. Data is
+    acknowledged to the emulator only once passed to the client, so the client's window bounds what is held here."""
+
+    def __init__(self, front: _H2Front, target: str) -> None:
+        self.front = front
+        self.h2 = H2Connection(H2Configuration(client_side=True, header_encoding="utf-8"))
+        self.writer: asyncio.StreamWriter | None = None
+        self.waiting: list[tuple[int, list[tuple[str, str]], bytes]] = []  # until the connection is open
+        self.to_client: dict[int, int] = {}  # upstream stream -> client stream
+        self.to_upstream: dict[int, int] = {}
+        self.held: dict[int, bytearray] = {}  # client stream -> data not yet within the client's window
+        self.ended: set[int] = set()  # client streams whose answer ended once their held data is sent
+        self.authority = urllib.parse.urlsplit(target).netloc
+        self.task = asyncio.ensure_future(self._run(urllib.parse.urlsplit(target)))
+
+    def forward(self, client_stream: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        if self.writer is None:
+            self.waiting.append((client_stream, headers, body))
+            return
+        stream = self.h2.get_next_available_stream_id()
+        self.to_client[stream], self.to_upstream[client_stream] = client_stream, stream
+        self.h2.send_headers(stream, [(k, self.authority if k == ":authority" else v) for k, v in headers])
+        self.h2.send_data(stream, body, end_stream=True)  # small (a SubscribeToShard request), within any window
+        self.flush()
+
+    def cancel(self, client_stream: int) -> None:
+        """The client reset its stream: so is the emulator's."""
+        stream = self.to_upstream.pop(client_stream, None)
+        self.held.pop(client_stream, None)
+        if stream is not None:
+            self.to_client.pop(stream, None)
+            with contextlib.suppress(Exception):
+                self.h2.reset_stream(stream)
+            self.flush()
+
+    def pump(self, client_stream: int | None) -> None:
+        """Passes held data to the client as far as its windows allow (``None``: every stream)."""
+        for cid in [client_stream] if client_stream is not None else list(self.held):
+            held = self.held.get(cid)
+            stream = self.to_upstream.get(cid)
+            if held is None or stream is None:
+                continue
+            client = self.front.h2
+            try:
+                while held:
+                    size = min(len(held), client.local_flow_control_window(cid), client.max_outbound_frame_size)
+                    if size <= 0:
+                        break
+                    client.send_data(cid, bytes(held[:size]))
+                    del held[:size]
+                    self.h2.acknowledge_received_data(size, stream)
+                if not held and cid in self.ended:
+                    client.end_stream(cid)
+                    self._forget(cid)
+            except (StreamClosedError, ProtocolError):
+                self._forget(cid)
+        self.front.flush()
+        self.flush()
+
+    def _forget(self, client_stream: int) -> None:
+        self.held.pop(client_stream, None)
+        self.ended.discard(client_stream)
+        stream = self.to_upstream.pop(client_stream, None)
+        self.to_client.pop(stream, None)
+
+    def _on_upstream(self, event: object) -> None:
+        cid = self.to_client.get(getattr(event, "stream_id", 0) or 0)
+        client = self.front.h2
+        if isinstance(event, ResponseReceived) and cid is not None:
+            with contextlib.suppress(StreamClosedError, ProtocolError):
+                client.send_headers(cid, list(event.headers))  # type: ignore[arg-type]
+        elif isinstance(event, DataReceived) and cid is not None:
+            self.held.setdefault(cid, bytearray()).extend(event.data)
+            padding = event.flow_controlled_length - len(event.data)
+            if padding:
+                self.h2.acknowledge_received_data(padding, event.stream_id)
+            self.pump(cid)
+        elif isinstance(event, DataReceived):  # the client's stream is gone
+            self.h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+        elif isinstance(event, (StreamEnded, TrailersReceived)) and cid is not None:
+            self.ended.add(cid)
+            self.held.setdefault(cid, bytearray())
+            self.pump(cid)
+        elif isinstance(event, StreamReset) and cid is not None:
+            with contextlib.suppress(StreamClosedError, ProtocolError):
+                client.reset_stream(cid, event.error_code)
+            self._forget(cid)
+        elif isinstance(event, ConnectionTerminated):
+            self.front.close()
+
+    async def _run(self, target: urllib.parse.SplitResult) -> None:
+        try:
+            reader, writer = await asyncio.open_connection(target.hostname, target.port)
+        except OSError:
+            self.front.close()
+            return
+        self.writer = writer
+        self.h2.initiate_connection()
+        for request in self.waiting:
+            self.forward(*request)
+        self.waiting.clear()
+        self.flush()
+        try:
+            while data := await reader.read(65536):
+                for event in self.h2.receive_data(data):
+                    self._on_upstream(event)
+                self.front.flush()
+                self.flush()
+        except (OSError, ProtocolError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+            self.front.close()
+
+    def flush(self) -> None:
+        if self.writer is not None and not self.writer.is_closing():
+            self.writer.write(self.h2.data_to_send())
+
+    def close(self) -> None:
+        self.task.cancel()
+        if self.writer is not None:
+            self.writer.close()
 
 
 def _listen() -> socket.socket:
