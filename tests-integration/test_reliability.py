@@ -93,10 +93,11 @@ def test_executors_paused_past_the_silence_limit_have_their_late_results_refused
 ):
     """Both executor JVMs are paused (SIGSTOP) while they hold prefetch tickets, for longer than the silence limit:
     the driver gives the tickets up (their executors are still registered, only silent) and their shards are fetched
-    again; resumed (SIGCONT), the executors deliver the tickets' results late, which the driver refuses (the executors
-    then remove those blocks: no count shows that, only that no block is left after the stop). Every GetRecords call
-    takes 1 s (through the limits proxy), so executors hold tickets most of the time; a pause that caught none (no
-    ticket lost) is tried again. Counted by the source's metrics ``fetchTicketsLost`` and ``fetchResultsRefused``."""
+    again; resumed (SIGCONT), the executors deliver the tickets' results late, which the driver refuses, and remove
+    the blocks of those results. Every GetRecords call takes 1 s (through the limits proxy), so executors hold tickets
+    most of the time; a pause that caught none (no ticket lost) is tried again. Counted by the source's metrics
+    ``fetchTicketsLost``, ``fetchResultsRefused``, ``fetchRefusedBlocks`` (the blocks the refused results had
+    stored, counted by the driver) and ``fetchRefusedBlocksRemoved`` (those the executors said they removed)."""
     name = stream(4)
     producer = KeyedProducer(emulator.endpoint, name).start()
     slow = proxy(delays_s={"GetRecords": 1.0})
@@ -122,6 +123,15 @@ def test_executors_paused_past_the_silence_limit_have_their_late_results_refused
     else:
         raise AssertionError(f"four pauses of {pause_s:.0f} s lost no prefetch ticket")
     refused = job.wait_progress(lambda p: int(p["sources"][0]["metrics"]["fetchResultsRefused"]) > 0, 120)
+
+    def all_removed(progress: dict) -> bool:
+        """The refused results stored blocks (the producer writes all along), and their executors removed them all:
+        each says so right after the driver's answer."""
+        counts = progress["sources"][0]["metrics"]
+        refused_blocks = int(counts["fetchRefusedBlocks"])
+        return refused_blocks > 0 and int(counts["fetchRefusedBlocksRemoved"]) == refused_blocks
+
+    removed = job.wait_progress(all_removed, 60)["sources"][0]["metrics"]
     recovery = delivered_after(job, resumed_at)
     producer.wait_rounds(20)
     rows, puts, delivery = finish(job, producer, kinesis, name, spark, tmp_path / "job")
@@ -130,7 +140,8 @@ def test_executors_paused_past_the_silence_limit_have_their_late_results_refused
         f"both executor JVMs paused (SIGSTOP) for {pause_s:.0f} s, past a {SILENCE_LIMIT_MS / 1000:.0f} s silence "
         "limit, while they fetched",
         f"{metric(job, 'fetchTicketsLost')} ticket(s) given up and fetched again, "
-        f"{refused['sources'][0]['metrics']['fetchResultsRefused']} late result(s) refused; "
+        f"{refused['sources'][0]['metrics']['fetchResultsRefused']} late result(s) refused, their "
+        f"{removed['fetchRefusedBlocksRemoved']} block(s) removed; "
         f"pauses: {attempt + 1}",
         delivery,
         recovery,

@@ -280,6 +280,8 @@ final class KinesisMicroBatchStream(
       lastRoundMs = prefetcher.lastRoundMillis,
       lostTickets = prefetcher.lostTickets,
       refusedResults = prefetcher.refusedResults,
+      refusedBlocks = prefetcher.refusedBlocks,
+      refusedBlocksRemoved = prefetcher.refusedBlocksRemoved,
       blockReadsLocal = blockReads.local.value,
       blockReadsRemote = blockReads.remote.value,
       blockReadsFromKinesis = blockReads.fromKinesis.value,
@@ -305,6 +307,7 @@ object KinesisMicroBatchStream {
     "activeShards", "recordsRead", "bytesRead", "bufferedRecords", "bufferedBytes", "throttlingEvents",
     "avgFetchLatencyMs", "dataLossEvents", "fetchRounds", "oldestBufferedRecordAgeMs", "lastRoundBlocks", "blocksStored",
     "blockReadsLocal", "blockReadsRemote", "blockReadsFromKinesis", "lastRoundMs", "fetchTicketsLost",
-    "fetchResultsRefused", "driverLatestOffsetMs", "driverPlanInputPartitionsMs", "driverCommitMs",
+    "fetchResultsRefused", "fetchRefusedBlocks", "fetchRefusedBlocksRemoved", "driverLatestOffsetMs",
+    "driverPlanInputPartitionsMs", "driverCommitMs",
     "driverLatestOffsetCpuMs", "driverPlanInputPartitionsCpuMs", "driverCommitCpuMs", "offsetBytes")
 }

@@ -32,6 +32,8 @@ private[kinesisspark] object SourceMetrics {
    * @param lastRoundMs           how long the latest round that fetched took
    * @param lostTickets           prefetch tickets given up on (their executor gone or silent)
    * @param refusedResults        results delivered late, for tickets given up on, and refused
+   * @param refusedBlocks         the blocks those results had stored
+   * @param refusedBlocksRemoved  those of them their executors said they removed
    * @param blockReadsLocal       blocks partition readers found on their own executor
    * @param blockReadsRemote      blocks they fetched from another executor
    * @param blockReadsFromKinesis blocks they found gone and read again from Kinesis
@@ -56,6 +58,8 @@ private[kinesisspark] object SourceMetrics {
       lastRoundMs: Long,
       lostTickets: Long,
       refusedResults: Long,
+      refusedBlocks: Long,
+      refusedBlocksRemoved: Long,
       blockReadsLocal: Long,
       blockReadsRemote: Long,
       blockReadsFromKinesis: Long,
@@ -107,6 +111,8 @@ private[kinesisspark] object SourceMetrics {
         "lastRoundMs" -> snapshot.lastRoundMs.toString,
         "fetchTicketsLost" -> snapshot.lostTickets.toString,
         "fetchResultsRefused" -> snapshot.refusedResults.toString,
+        "fetchRefusedBlocks" -> snapshot.refusedBlocks.toString,
+        "fetchRefusedBlocksRemoved" -> snapshot.refusedBlocksRemoved.toString,
         "recordsRead" -> snapshot.recordsRead.toString,
         "bytesRead" -> snapshot.bytesRead.toString,
         "dataLossEvents" -> (snapshot.driverDataLossEvents + overall.dataLossEvents).toString)

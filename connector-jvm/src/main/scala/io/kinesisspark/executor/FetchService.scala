@@ -139,9 +139,12 @@ object FetchService {
       val copy = s"${BlockStoreBridge.location}/$attempt"
       val answer = if (ShardReaderCache.isDropped(task.streamId)) FetchResultChannel.Closed
         else deliver(ticket, FetchDelivery.encode(FetchDelivery(ticket.id, copy, results)))
-      val blocks = results.iterator.flatMap(_.ranges).flatMap(_.block).filter(_.last).toSeq
+      val blocks = ShardFetchResult.blocks(results)
       if (answer == FetchResultChannel.Refused || answer == FetchResultChannel.Closed) {
-        blocks.foreach(b => try BlockStoreBridge.removeLocal(b.streamId, b.uniqueId) catch { case NonFatal(_) => () })
+        val removed = blocks.count(b =>
+          try BlockStoreBridge.removeLocal(b.streamId, b.uniqueId) catch { case NonFatal(_) => false })
+        // Counted by the driver (the metric fetchRefusedBlocksRemoved); a closed endpoint has nobody to tell.
+        if (answer == FetchResultChannel.Refused) FetchResultChannel.removed(ticket.endpoint, removed)
       } else if (answer == FetchResultChannel.Unknown && blocks.nonEmpty) {
         // The driver may have kept them: they stay until the query's stop sweeps its blocks.
         log.warn(s"Could not tell the driver of prefetch ticket ${ticket.id}; its ${blocks.size} block(s) stay until " +

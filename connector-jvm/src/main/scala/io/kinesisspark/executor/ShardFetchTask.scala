@@ -2,7 +2,7 @@ package io.kinesisspark.executor
 
 import io.kinesisspark.{DataLossPolicy, ShardPosition}
 import io.kinesisspark.aws.{AwsConnection, HashKeyRange}
-import io.kinesisspark.blocks.{FetchedRange, WireFormat}
+import io.kinesisspark.blocks.{BlockRef, FetchedRange, WireFormat}
 import io.kinesisspark.reader.{FetchLimits, ShardCounters}
 
 /**
@@ -123,3 +123,9 @@ final case class ShardFetchResult(
     location: String,
     consumerMissing: Boolean = false,
     failure: Option[Throwable] = None)
+
+object ShardFetchResult {
+  /** The blocks `results` stored (each once: a block's last range names it). */
+  def blocks(results: Iterable[ShardFetchResult]): Seq[BlockRef] =
+    results.iterator.flatMap(_.ranges).flatMap(_.block).filter(_.last).toSeq
+}

@@ -9,7 +9,7 @@ import org.apache.spark.kinesisspark.{BlockStoreBridge, FetchResultChannel}
  *
  * {{{
  *   val listening = ExecutorLink.Spark.listen("kinesis-spark-prefetch-3-…")(
- *     bytes => FetchResultChannel.Accepted, ids => ())
+ *     bytes => FetchResultChannel.Accepted, ids => (), removed => ())
  *   ExecutorLink.Spark.liveLocations()  // Set("driver_host_driver", "executor_host_1")
  *   listening.close()
  * }}}
@@ -21,8 +21,10 @@ private[kinesisspark] trait ExecutorLink {
    * @param onResult  a delivery (a [[io.kinesisspark.executor.FetchDelivery]]'s bytes); answers
    *                  [[FetchResultChannel.Accepted]], [[FetchResultChannel.Refused]] or [[FetchResultChannel.Closed]]
    * @param onPending the tickets an executor holds, not delivered yet (sent about once a second)
+   * @param onRemoved how many blocks of a refused result its executor removed
    */
-  def listen(endpoint: String)(onResult: Array[Byte] => Int, onPending: Array[Long] => Unit): AutoCloseable
+  def listen(endpoint: String)(onResult: Array[Byte] => Int, onPending: Array[Long] => Unit,
+      onRemoved: Int => Unit): AutoCloseable
 
   /** The location of every executor (and the driver) whose block manager the cluster knows now. */
   def liveLocations(): Set[String]
@@ -31,8 +33,9 @@ private[kinesisspark] trait ExecutorLink {
 private[kinesisspark] object ExecutorLink {
   /** Spark's: a [[FetchResultChannel]] endpoint, and the block manager master's executors. */
   object Spark extends ExecutorLink {
-    override def listen(endpoint: String)(onResult: Array[Byte] => Int, onPending: Array[Long] => Unit): AutoCloseable =
-      FetchResultChannel.open(endpoint)(onResult, onPending)
+    override def listen(endpoint: String)(onResult: Array[Byte] => Int, onPending: Array[Long] => Unit,
+        onRemoved: Int => Unit): AutoCloseable =
+      FetchResultChannel.open(endpoint)(onResult, onPending, onRemoved)
 
     override def liveLocations(): Set[String] = BlockStoreBridge.liveLocations()
   }

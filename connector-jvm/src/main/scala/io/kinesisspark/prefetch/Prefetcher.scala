@@ -14,7 +14,7 @@ import io.kinesisspark.{BlockRemover, BufferIndex, DataLossPolicy, KinesisSource
   ShardGraph, ShardPosition, ShardStats, StartReconciler, StreamNotFoundException}
 import io.kinesisspark.aws.{KinesisApi, KinesisClients}
 import io.kinesisspark.efo.ConsumerRegistrar
-import io.kinesisspark.executor.{FetchService, ShardFetchOrder, ShardFetchTask, ShardReaderCache}
+import io.kinesisspark.executor.{FetchService, ShardFetchOrder, ShardFetchResult, ShardFetchTask, ShardReaderCache}
 
 /**
  * The driver's background prefetcher. A daemon thread runs fetch rounds back to back (another lists shards, on
@@ -139,8 +139,12 @@ final class Prefetcher(
   def lostTickets: Long = dispatcher.lostTickets
 
   /** Results delivered for tickets no round waited for any more (a lost ticket's, delivered late): refused, and their
-   * executor removed their blocks. */
+   * executor removes their blocks. */
   def refusedResults: Long = dispatcher.refusedResults
+
+  /** The blocks of refused results, and those of them their executors said they removed. */
+  def refusedBlocks: Long = dispatcher.refusedBlocks
+  def refusedBlocksRemoved: Long = dispatcher.refusedBlocksRemoved
 
   /** Data-loss events the driver saw (deleted streams); shard readers count theirs in [[shardStats]]. */
   def driverDataLossEvents: Long = discovery.dataLossEvents
@@ -280,7 +284,7 @@ final class Prefetcher(
         lastRoundDuration = roundEnd - roundStart
       }
       notifyAll()
-      stale.flatMap(_.ranges).flatMap(_.block).filter(_.last)
+      ShardFetchResult.blocks(stale)
     })
     staleBlocks.foreach(b => BlockStoreBridge.remove(b.streamId, b.uniqueId))
     results.exists(_.ranges.nonEmpty)

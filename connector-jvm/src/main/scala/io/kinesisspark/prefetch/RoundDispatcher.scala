@@ -55,6 +55,8 @@ private[kinesisspark] final class RoundDispatcher(
   @volatile private var stopped = false
   @volatile private var ticketsLost = 0L
   @volatile private var resultsRefused = 0L
+  @volatile private var blocksRefused = 0L
+  @volatile private var blocksRemovedAfterRefusal = 0L
 
   /** Tickets given up on: their executor was gone, or silent for the silence limit. */
   def lostTickets: Long = ticketsLost
@@ -62,9 +64,15 @@ private[kinesisspark] final class RoundDispatcher(
   /** Results delivered for tickets no round waited for any more (a lost ticket's, delivered late): refused. */
   def refusedResults: Long = resultsRefused
 
+  /** The blocks those refused results had stored, which their executors must remove. */
+  def refusedBlocks: Long = blocksRefused
+
+  /** The blocks of refused results their executors said they removed (equal to [[refusedBlocks]] once all said). */
+  def refusedBlocksRemoved: Long = blocksRemovedAfterRefusal
+
   /** Starts listening for deliveries (once; not after [[stop]]). */
   def open(): Unit = synchronized {
-    if (!stopped && receiver.isEmpty) receiver = Some(link.listen(endpoint)(onResult, onPending))
+    if (!stopped && receiver.isEmpty) receiver = Some(link.listen(endpoint)(onResult, onPending, onRemoved))
   }
 
   /**
@@ -186,10 +194,13 @@ private[kinesisspark] final class RoundDispatcher(
         FetchResultChannel.Accepted
       } else {
         resultsRefused += 1
+        blocksRefused += ShardFetchResult.blocks(results).size
         FetchResultChannel.Refused
       }
     }
   }
+
+  private def onRemoved(blocks: Int): Unit = synchronized { blocksRemovedAfterRefusal += blocks }
 
   /** An executor's list of the tickets it holds, not delivered yet: they are not lost. */
   private def onPending(tickets: Array[Long]): Unit = synchronized {

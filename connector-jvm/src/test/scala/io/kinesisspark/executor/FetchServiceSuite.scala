@@ -41,10 +41,15 @@ class FetchServiceSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(FetchService.pending(t.task.streamId) == 0, "the ticket never ended")
   }
 
+  // Blocks the executor said it removed after a refusal, by the last endpoint opened.
+  private val removedBlocks = new java.util.concurrent.atomic.AtomicInteger()
+
   /** Dispatches `t` to an endpoint answering `answer`; what was delivered, decoded: (ticket id, copy, results). */
   private def deliveries(t: FetchTicket, attempt: Int = 0)(answer: => Int): Seq[(Long, String, Seq[ShardFetchResult])] = {
     val delivered = new java.util.concurrent.ConcurrentLinkedQueue[Array[Byte]]()
-    val receiver = FetchResultChannel.open(t.endpoint)(bytes => { delivered.add(bytes); answer }, _ => ())
+    removedBlocks.set(0)
+    val receiver = FetchResultChannel.open(t.endpoint)(bytes => { delivered.add(bytes); answer }, _ => (),
+      n => removedBlocks.addAndGet(n))
     try {
       assert(FetchService.dispatch(t, attempt) == BlockStoreBridge.location)
       awaitEnded(t)
@@ -58,7 +63,7 @@ class FetchServiceSuite extends AnyFunSuite with BeforeAndAfterAll {
     (delivery.ticket, delivery.copy, delivery.results)
   }
 
-  private def blocks(results: Seq[ShardFetchResult]): Seq[BlockRef] = results.flatMap(_.ranges).flatMap(_.block).filter(_.last)
+  private def blocks(results: Seq[ShardFetchResult]): Seq[BlockRef] = ShardFetchResult.blocks(results)
 
   test("a ticket's result reaches the driver's endpoint, and its blocks stay when the driver takes it") {
     val t = ticket("fetch-service-suite-accepted")
@@ -73,6 +78,7 @@ class FetchServiceSuite extends AnyFunSuite with BeforeAndAfterAll {
     val t = ticket("fetch-service-suite-refused")
     val Seq((_, _, results)) = deliveries(t)(FetchResultChannel.Refused)
     assert(blocks(results).nonEmpty && blocks(results).forall(b => BlockStoreBridge.get(b.streamId, b.uniqueId).isEmpty))
+    assert(removedBlocks.get == blocks(results).size, "the executor tells the driver how many it removed")
   }
 
   test("a delivery whose answer is not known is tried again, and its blocks stay: the driver may have kept them") {
@@ -101,7 +107,8 @@ class FetchServiceSuite extends AnyFunSuite with BeforeAndAfterAll {
     for (i <- 0 until 200) api.put("shard-0", s"more$i", new Array[Byte](10))
     val t = ticket("fetch-service-suite-listed", api, maxRoundMillis = 60000L)
     val listed = new LinkedBlockingQueue[Seq[Long]]()
-    val receiver = FetchResultChannel.open(t.endpoint)(_ => FetchResultChannel.Accepted, ids => listed.put(ids.toSeq))
+    val receiver = FetchResultChannel.open(t.endpoint)(_ => FetchResultChannel.Accepted, ids => listed.put(ids.toSeq),
+      _ => ())
     try {
       FetchService.dispatch(t, attempt = 0)
       assert(listed.poll(10, TimeUnit.SECONDS) == Seq(42L), "the executor did not list its ticket")

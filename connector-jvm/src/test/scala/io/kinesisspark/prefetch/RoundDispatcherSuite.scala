@@ -10,10 +10,10 @@ import scala.util.Try
 import org.apache.spark.kinesisspark.FetchResultChannel
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.kinesisspark.{LogCapture, SteppedClock}
+import io.kinesisspark.{LogCapture, ShardPosition, SteppedClock}
 import io.kinesisspark.ShardPosition.{AfterRecord, TrimHorizon}
 import io.kinesisspark.aws.{AwsConnection, AwsCredentialsConfig}
-import io.kinesisspark.blocks.FetchedRange
+import io.kinesisspark.blocks.{BlockRef, FetchedRange}
 import io.kinesisspark.executor.{FetchDelivery, FetchTicket, ShardFetchOrder, ShardFetchResult, ShardFetchTask}
 import io.kinesisspark.reader.{FetchLimits, ShardCounters}
 
@@ -27,7 +27,11 @@ class RoundDispatcherSuite extends AnyFunSuite {
 
   private def result(ticket: FetchTicket): ShardFetchResult = {
     val shardId = ticket.task.orders.head.shardId
-    ShardFetchResult("s", shardId, Seq(FetchedRange("s", shardId, TrimHorizon, AfterRecord("100"), None, 1, 10L)),
+    // One block, in two ranges (the block's last range names it).
+    def range(from: ShardPosition, to: String, last: Boolean) = FetchedRange("s", shardId, from, AfterRecord(to),
+      Some(BlockRef(3, ticket.id, "executor_host_0", 0, 10, last)), 1, 10L)
+    val ranges = Seq(range(TrimHorizon, "100", last = false), range(AfterRecord("100"), "200", last = true))
+    ShardFetchResult("s", shardId, ranges,
       caughtUp = true, millisBehindLatest = Some(0L), ShardCounters.Zero, location = "executor_host_0")
   }
 
@@ -67,12 +71,14 @@ class RoundDispatcherSuite extends AnyFunSuite {
     @volatile var live = Set("executor_host_0", "executor_host_1", "executor_host_9")
     @volatile private var onResult: Array[Byte] => Int = (_: Array[Byte]) => FetchResultChannel.Closed
     @volatile var onPending: Array[Long] => Unit = (_: Array[Long]) => ()
+    @volatile var onRemoved: Int => Unit = (_: Int) => ()
     @volatile var closed = false
 
     override def listen(endpoint: String)(onResult: Array[Byte] => Int,
-        onPending: Array[Long] => Unit): AutoCloseable = {
+        onPending: Array[Long] => Unit, onRemoved: Int => Unit): AutoCloseable = {
       this.onResult = onResult
       this.onPending = onPending
+      this.onRemoved = onRemoved
       new AutoCloseable { override def close(): Unit = closed = true }
     }
 
@@ -133,6 +139,9 @@ class RoundDispatcherSuite extends AnyFunSuite {
       "which is gone; its shards are fetched again next round"), logged)
     assert(f.link.deliver(tickets.find(_.id == 0L).get, "executor_host_1/0") == FetchResultChannel.Refused)
     assert(f.dispatcher.refusedResults == 1)
+    assert(f.dispatcher.refusedBlocks == 1 && f.dispatcher.refusedBlocksRemoved == 0, "one block, in two ranges")
+    f.link.onRemoved(1) // the executor removed it
+    assert(f.dispatcher.refusedBlocksRemoved == 1)
   }
 
   test("a ticket its executor stops listing is lost after the silence limit; while listed, it is waited for") {

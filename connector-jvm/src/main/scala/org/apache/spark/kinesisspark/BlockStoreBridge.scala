@@ -121,9 +121,14 @@ object BlockStoreBridge {
   private val MatchAttempts = 5
   private val MatchRetryMs = 50L
 
-  /** Drops a block this JVM stored (executor side), telling the master. Missing blocks are ignored. */
-  def removeLocal(streamId: Int, uniqueId: Long): Unit =
-    SparkEnv.get.blockManager.removeBlock(StreamBlockId(streamId, uniqueId), tellMaster = true)
+  /** Drops a block this JVM stored (executor side), telling the master: whether it was here to drop. */
+  def removeLocal(streamId: Int, uniqueId: Long): Boolean = {
+    val manager = SparkEnv.get.blockManager
+    val id = StreamBlockId(streamId, uniqueId)
+    val here = manager.getStatus(id).isDefined
+    manager.removeBlock(id, tellMaster = true)
+    here && manager.getStatus(id).isEmpty
+  }
 
   /** Drops the block wherever it is (driver side). Missing blocks are ignored. */
   def remove(streamId: Int, uniqueId: Long): Unit =

@@ -20,7 +20,8 @@ import org.apache.spark.util.RpcUtils
  * a Spark Connect session.
  *
  * {{{
- *   val receiver = FetchResultChannel.open("kinesis-spark-prefetch-3-…")(bytes => FetchResultChannel.Accepted, ids => ())
+ *   val receiver = FetchResultChannel.open("kinesis-spark-prefetch-3-…")(
+ *     bytes => FetchResultChannel.Accepted, ids => (), removed => ())
  *   FetchResultChannel.deliver("kinesis-spark-prefetch-3-…", bytes) // on an executor
  *   receiver.close()
  * }}}
@@ -40,11 +41,15 @@ object FetchResultChannel {
     override def close(): Unit = try env.stop(ref) catch { case NonFatal(_) => () }
   }
 
-  private final class Endpoint(override val rpcEnv: RpcEnv, onResult: Array[Byte] => Int, onPending: Array[Long] => Unit)
-      extends RpcEndpoint {
+  private final class Endpoint(
+      override val rpcEnv: RpcEnv,
+      onResult: Array[Byte] => Int,
+      onPending: Array[Long] => Unit,
+      onRemoved: Int => Unit) extends RpcEndpoint {
     override def receiveAndReply(context: RpcCallContext): PartialFunction[Any, Unit] = {
       case bytes: Array[Byte] => context.reply(Int.box(onResult(bytes)))
       case pending: Array[Long] => onPending(pending); context.reply(java.lang.Boolean.TRUE)
+      case removed: java.lang.Integer => onRemoved(removed.intValue); context.reply(java.lang.Boolean.TRUE)
     }
   }
 
@@ -53,10 +58,12 @@ object FetchResultChannel {
    *
    * @param onResult  a delivery; answers [[Accepted]], [[Refused]] or [[Closed]]
    * @param onPending the tickets an executor holds, not delivered yet (sent about once a second)
+   * @param onRemoved how many blocks of a refused result its executor removed
    */
-  def open(name: String)(onResult: Array[Byte] => Int, onPending: Array[Long] => Unit): Receiver = {
+  def open(name: String)(onResult: Array[Byte] => Int, onPending: Array[Long] => Unit,
+      onRemoved: Int => Unit): Receiver = {
     val env = SparkEnv.get.rpcEnv
-    new Receiver(env, env.setupEndpoint(name, new Endpoint(env, onResult, onPending)))
+    new Receiver(env, env.setupEndpoint(name, new Endpoint(env, onResult, onPending, onRemoved)))
   }
 
   // Executor side: references to the driver's endpoints, looked up once each (a lookup is itself an RPC).
@@ -81,6 +88,10 @@ object FetchResultChannel {
   def heartbeat(name: String, pending: Array[Long]): Option[Boolean] =
     try Some(ref(name).askSync[java.lang.Boolean](pending).booleanValue())
     catch { case NonFatal(_) => if (gone(name)) Some(false) else None }
+
+  /** Tells the driver's endpoint `name` how many blocks of a result it refused this executor removed (best effort). */
+  def removed(name: String, blocks: Int): Unit =
+    try ref(name).askSync[java.lang.Boolean](Int.box(blocks)) catch { case NonFatal(_) => () }
 
   /** Forgets the reference to `name` (no ticket of its query is left here): the executor keeps no entry per query. */
   def forget(name: String): Unit = refs.remove(name)
