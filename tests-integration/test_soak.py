@@ -4,7 +4,7 @@ One polling query reads 30 streams through the limits proxy, playing an account 
 this one a quarter of Kinesis's quotas (DescribeStreamSummary 5 calls/s, ListShards 250/s for the account;
 GetShardIterator 1 and GetRecords 2 calls/s per shard), with read and control-plane calls answered with an error
 (internal failures, KMS throttling, limit exceeded, expired iterators) or a reset connection on a schedule (every
-N-th call of an operation per error code, see ``FAULTS``), so that in the 180 s run every one of them fires at least
+N-th call of an operation per error code, see ``FAULTS``), so that in the 150 s run every one of them fires at least
 3 times, once or more while the query is delivering, which the test asserts from the proxy's counters. An enhanced
 fan-out query reads 5 of the streams at the same time through a second proxy, which answers its SubscribeToShard
 calls (HTTP/2) with errors (limit exceeded, internal failure, resource in use) or resets the connection, ending every
@@ -16,7 +16,7 @@ records, in each shard the ones after the last record it had read up to the trim
 shard in ``dataLossEvents``, and deliver everything else once, in per-key order. The enhanced fan-out query must
 deliver every record of its streams once, in per-key order. No query may fail.
 
-``KINESIS_SPARK_SOAK_S`` sets how long the producers run: CI runs 180 seconds; the long run the user guide reports
+``KINESIS_SPARK_SOAK_S`` sets how long the producers run: CI runs 150 seconds; the long run the user guide reports
 is ``KINESIS_SPARK_SOAK_S=1800 ../.venv/bin/python -m pytest -m soak -s``. The test prints the calls per second
 by operation that the proxy served, and adds a row to the reliability report.
 """
@@ -38,7 +38,7 @@ from test_multiple_streams import by_stream
 
 pytestmark = pytest.mark.soak
 
-SOAK_S = float(os.environ.get("KINESIS_SPARK_SOAK_S", "180"))
+SOAK_S = float(os.environ.get("KINESIS_SPARK_SOAK_S", "150"))
 STREAMS = 30
 EFO_STREAMS = 5
 # Every N-th call of an operation per error code, from an early call on. Calls in 180 s on the 2-core machine while
