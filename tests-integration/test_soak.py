@@ -143,20 +143,20 @@ def test_thirty_streams_on_a_busy_faulty_account(kinesis, emulator, stream, read
     polling_sink, efo_sink = BatchSink(spark, tmp_path / "polling"), BatchSink(spark, tmp_path / "efo")
     spark_conf = spark._jvm.org.apache.spark.SparkEnv.get().conf()
     spark_conf.set(RETENTION_CONF, str(RETENTION_S * 1000))
-    polling_started = time.time()
-    polling = polling_sink.start(
-        read_kinesis(",".join(names), endpoint=account.endpoint, failOnDataLoss="false", **OPTIONS)
-    )
-    efo_front = proxy(faults=EFO_FAULTS)
-    efo_started = time.time()
-    efo = efo_sink.start(
-        read_kinesis(",".join(names[:EFO_STREAMS]), endpoint=efo_front.endpoint, consumerMode="efo",
-                     consumerName="soak", failOnDataLoss="true", **OPTIONS)
-    )
-    started = time.monotonic()
-    resharded = False
-    paused_at = horizon_ms = None
-    try:
+    try:  # the setting is the shared session's: removed whatever happens
+        polling_started = time.time()
+        polling = polling_sink.start(
+            read_kinesis(",".join(names), endpoint=account.endpoint, failOnDataLoss="false", **OPTIONS)
+        )
+        efo_front = proxy(faults=EFO_FAULTS)
+        efo_started = time.time()
+        efo = efo_sink.start(
+            read_kinesis(",".join(names[:EFO_STREAMS]), endpoint=efo_front.endpoint, consumerMode="efo",
+                         consumerName="soak", failOnDataLoss="true", **OPTIONS)
+        )
+        started = time.monotonic()
+        resharded = False
+        paused_at = horizon_ms = None
         while time.monotonic() - started < SOAK_S:
             for query in (polling, efo):
                 assert query.exception() is None, f"a query failed: {query.exception()}"
