@@ -279,7 +279,7 @@ final class Prefetcher(
       }
       rounds += 1
       if (orders.nonEmpty) {
-        lastRoundBlockCount = results.iterator.flatMap(_.ranges).count(_.block.exists(_.last)).toLong
+        lastRoundBlockCount = ShardFetchResult.blocks(results).size.toLong
         blocksStoredTotal += lastRoundBlockCount
         lastRoundDuration = roundEnd - roundStart
       }

@@ -49,6 +49,8 @@ private[kinesisspark] final class RoundDispatcher(
   private val delivered = mutable.Map.empty[Long, Seq[ShardFetchResult]]
   // The copy of each recent ticket that was kept: an executor that did not get the answer delivers it again.
   private val keptCopies = mutable.LinkedHashMap.empty[Long, String]
+  // Copies refused so far (ticket, copy): one delivered again (its executor missed the answer) is counted once.
+  private val refusedCopies = mutable.LinkedHashSet.empty[(Long, String)]
   private var running: Option[JobSubmitter.Job] = None
   private var receiver: Option[AutoCloseable] = None
   // Written under `this`; read without it.
@@ -193,8 +195,11 @@ private[kinesisspark] final class RoundDispatcher(
         notifyAll()
         FetchResultChannel.Accepted
       } else {
-        resultsRefused += 1
-        blocksRefused += ShardFetchResult.blocks(results).size
+        if (refusedCopies.add((ticket, copy))) {
+          if (refusedCopies.size > KeptCopiesRemembered) refusedCopies.remove(refusedCopies.head)
+          resultsRefused += 1
+          blocksRefused += ShardFetchResult.blocks(results).size
+        }
         FetchResultChannel.Refused
       }
     }

@@ -140,6 +140,9 @@ class RoundDispatcherSuite extends AnyFunSuite {
     assert(f.link.deliver(tickets.find(_.id == 0L).get, "executor_host_1/0") == FetchResultChannel.Refused)
     assert(f.dispatcher.refusedResults == 1)
     assert(f.dispatcher.refusedBlocks == 1 && f.dispatcher.refusedBlocksRemoved == 0, "one block, in two ranges")
+    // Delivered again (the executor missed the answer): refused again, counted once.
+    assert(f.link.deliver(tickets.find(_.id == 0L).get, "executor_host_1/0") == FetchResultChannel.Refused)
+    assert(f.dispatcher.refusedResults == 1 && f.dispatcher.refusedBlocks == 1)
     f.link.onRemoved(1) // the executor removed it
     assert(f.dispatcher.refusedBlocksRemoved == 1)
   }
