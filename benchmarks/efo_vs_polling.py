@@ -10,7 +10,7 @@ low-latency settings minFetchPeriod=210ms and maxFetchDuration=200ms, and ``cons
 (b) latency: a producer puts timestamped records at a steady rate into a fresh stream while a query runs;
     foreachBatch computes now - put time for every record; p50 and p99.
 
-The emulator path only: the limits proxy speaks HTTP/1.1 and SubscribeToShard needs HTTP/2. kinesis-mock pushes one
+The emulator path only, with no limits proxy in either mode (so both meet the same emulator). kinesis-mock pushes one
 event per shard per second, so EFO latency here is bounded below by that tick, not by Kinesis's ~70 ms.
 
     .venv/bin/python benchmarks/efo_vs_polling.py            # 1 and 4 shards: about 3 minutes

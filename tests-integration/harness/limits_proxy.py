@@ -36,7 +36,9 @@ retention                 ``retention_s`` (a moving horizon: now minus it) and `
                           current trim horizon, the iterator returned is for the oldest untrimmed data record")
                           and what its error list implies for sequence numbers (no error names trimmed data;
                           GetRecords may answer with no records, and "it might take multiple calls to get to a
-                          portion of the shard that contains records"). Counted as ``trimmed_records``
+                          portion of the shard that contains records"). Counted as ``trimmed_records``. The highest
+                          sequence number GetRecords served per shard (what its reader fetched) is kept as
+                          ``last_served`` (``stream/shard`` -> sequence number)
 ListShards                the ``AFTER_SHARD_ID`` ShardFilter applied (some emulators ignore it); ``omit_shards``:
                           shard ids left out of every ListShards response (of any stream), as an
                           incomplete listing would leave them out. A response that did leave one out (the
@@ -519,6 +521,8 @@ class _Proxy:
         # (operation, error code) -> [calls that could meet it, times it fired] under a schedule (Limits.faults).
         self.schedules: dict[tuple[str, str], list[int]] = {}
         self.put_entries_seen = 0  # PutRecords entries so far, for refuse_entries_every
+        # (stream, shard) -> the highest sequence number a GetRecords response has served (what the reader fetched).
+        self.last_served: dict[tuple[str, str], int] = {}
         # Operation -> error code -> epoch times of the faults injected.
         self.fault_log: dict[str, dict[str, list[float]]] = {}
         # Access key id -> {"calls", "with_session_token"}: which credentials signed the requests.
@@ -599,6 +603,7 @@ class _Proxy:
                     for op, total in sorted(self.op_totals.items())
                 },
                 "placement_mismatches": self.placement_mismatches,
+                "last_served": {f"{stream}/{shard}": str(seq) for (stream, shard), seq in self.last_served.items()},
                 "signers": {key: dict(counts) for key, counts in self.signers.items()},
                 "known_iterators": len(self.iterators),
                 "limits": dataclasses.asdict(self.limits),
@@ -617,6 +622,7 @@ class _Proxy:
             self.account_calls.clear()
             self.shards.clear()
             self.placement_mismatches = 0
+            self.last_served.clear()
             self.signers.clear()
             self.fault_log.clear()
             self.schedules.clear()
@@ -1051,6 +1057,9 @@ class _Proxy:
         with self.lock:
             self._stats(stream, shard, "GetRecords").served(now, len(records), size)
             self._total("GetRecords", size=size)
+            if known and records:
+                served = int(records[-1].get("SequenceNumber") or 0)
+                self.last_served[(stream, shard)] = max(served, self.last_served.get((stream, shard), 0))
             if known:
                 limits = self.limits
                 state = self._shard(stream, shard, now)
@@ -1381,8 +1390,10 @@ class _H2Front(asyncio.Protocol):
             if verdict == "answer":
                 assert answer is not None
                 status, response_headers, payload = answer
-                self.h2.send_headers(event.stream_id, [(":status", str(status)), *response_headers])
-                self.h2.send_data(event.stream_id, payload, end_stream=True)
+                # The client may have reset the stream in the same read; an error body is far below any window.
+                with contextlib.suppress(StreamClosedError, ProtocolError):
+                    self.h2.send_headers(event.stream_id, [(":status", str(status)), *response_headers])
+                    self.h2.send_data(event.stream_id, payload, end_stream=True)
             elif verdict == CONNECTION_RESET:
                 self.reset()
             elif verdict == "forward":
@@ -1450,10 +1461,9 @@ class _H2Upstream:
 
     def cancel(self, client_stream: int) -> None:
         """The client reset its stream: so is the emulator's."""
-        stream = self.to_upstream.pop(client_stream, None)
-        self.held.pop(client_stream, None)
+        stream = self.to_upstream.get(client_stream)
+        self._forget(client_stream)
         if stream is not None:
-            self.to_client.pop(stream, None)
             with contextlib.suppress(Exception):
                 self.h2.reset_stream(stream)
             self.flush()
@@ -1483,10 +1493,15 @@ class _H2Upstream:
         self.flush()
 
     def _forget(self, client_stream: int) -> None:
-        self.held.pop(client_stream, None)
+        """Drops a client stream's state; data held for it is acknowledged to the emulator all the same, since it
+        counts against the connection's window (h2 gives that back for a closed stream too)."""
+        held = self.held.pop(client_stream, None)
         self.ended.discard(client_stream)
         stream = self.to_upstream.pop(client_stream, None)
         self.to_client.pop(stream, None)
+        if held and stream is not None:
+            with contextlib.suppress(Exception):
+                self.h2.acknowledge_received_data(len(held), stream)
 
     def _on_upstream(self, event: object) -> None:
         cid = self.to_client.get(getattr(event, "stream_id", 0) or 0)
@@ -1520,18 +1535,18 @@ class _H2Upstream:
             self.front.close()
             return
         self.writer = writer
-        self.h2.initiate_connection()
-        for request in self.waiting:
-            self.forward(*request)
-        self.waiting.clear()
-        self.flush()
         try:
+            self.h2.initiate_connection()
+            for request in self.waiting:
+                self.forward(*request)
+            self.waiting.clear()
+            self.flush()
             while data := await reader.read(65536):
                 for event in self.h2.receive_data(data):
                     self._on_upstream(event)
                 self.front.flush()
                 self.flush()
-        except (OSError, ProtocolError, asyncio.CancelledError):
+        except (OSError, ProtocolError, StreamClosedError, asyncio.CancelledError):
             pass
         finally:
             writer.close()
