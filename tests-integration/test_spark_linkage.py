@@ -91,9 +91,14 @@ def test_the_jar_of_a_line_links_against_its_spark(line: Line):
     assert outcome["unresolved"] == [], f"Spark {line.spark}: {outcome['unresolved']}"
     if line.spark == line.built_against:
         assert outcome["unreachable"] == [], outcome
+        assert outcome["unloadable"] == [], outcome
     else:
         # Only forwarders of Scala to Java default methods, which have no other kind of member to forward.
         assert all(target.startswith("method ") for target in outcome["unreachable"]), outcome
+        # Only the real-time stream and reader, whose Spark interfaces came with 4.1: made only where they load.
+        real_time = {f"io/kinesisspark/realtime/{c}" for c in ("KinesisRealTimeStream", "RealTimePartitionReader")}
+        assert set(outcome["unloadable"]) <= real_time, outcome["unloadable"]
+        assert (line.minor == "4.0") == (set(outcome["unloadable"]) == real_time), outcome["unloadable"]
 
 
 def test_the_check_refuses_a_jar_on_a_line_it_does_not_link_with():

@@ -35,6 +35,7 @@ MAX_RECORDS_PER_TRIGGER = "maxRecordsPerTrigger"
 MAX_BYTES_PER_TRIGGER = "maxBytesPerTrigger"
 ALLOW_STREAM_REMOVAL = "allowStreamRemoval"
 INCLUDE_SUB_SEQUENCE_NUMBER = "includeSubSequenceNumber"
+REAL_TIME_TASKS = "realTimeTasks"
 
 # Enhanced fan-out (Databricks names).
 CONSUMER_MODE = "consumerMode"

@@ -327,6 +327,16 @@ class KinesisReader(OptionsBuilder):
 
     # --- batches -------------------------------------------------------------------------------------------
 
+    def real_time_tasks(self, tasks: int) -> KinesisReader:
+        """In real-time mode, the long-running tasks that read the shards (option ``realTimeTasks``).
+
+        Each holds a task slot for the whole batch; by default one per slot, at most one per shard. More than
+        the cluster's slots is refused when the query starts. Example::
+
+            reader.real_time_tasks(4)  # then .load().writeStream.trigger(realTime="5 seconds")...
+        """
+        return self._set(keys.REAL_TIME_TASKS, render_long(keys.REAL_TIME_TASKS, tasks))
+
     def max_records_per_trigger(self, records: int) -> KinesisReader:
         """Upper bound on records per micro-batch (option ``maxRecordsPerTrigger``; default none).
 

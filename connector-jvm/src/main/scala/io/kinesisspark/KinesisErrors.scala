@@ -131,6 +131,15 @@ private[kinesisspark] object KinesisErrors {
       "queries (or other applications) must not share an enhanced fan-out consumer: give each its own with option " +
       "'consumerName'.", cause)
 
+  def notInRealTimeMode(option: String, why: String): IllegalArgumentException =
+    new IllegalArgumentException(s"Option '$option' has no meaning in real-time mode (a real-time trigger): $why. " +
+      "Remove it, or run the query with another trigger.")
+
+  def realTimeTasksExceedSlots(tasks: Int, slots: Int): IllegalArgumentException =
+    new IllegalArgumentException(s"Invalid value '$tasks' for option '${KinesisOptionKeys.RealTimeTasks}': expected " +
+      s"at most $slots, the task slots of this cluster (spark.default.parallelism). Each real-time task holds a slot " +
+      "for the whole batch, and a task without one would wait, never reading its shards.")
+
   def dataLoss(stream: String, shardId: String, what: String): KinesisSparkException =
     new KinesisSparkException(
       s"Data loss in Kinesis stream '$stream', shard $shardId: $what. Records the query still needed are no " +

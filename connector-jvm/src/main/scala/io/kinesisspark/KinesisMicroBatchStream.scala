@@ -38,7 +38,7 @@ import io.kinesisspark.prefetch.{Prefetcher, RoundDispatcher}
  * read past the time; records that arrived after it (ApproximateArrivalTimestamp) are never exposed, however busy
  * the producers are.
  */
-final class KinesisMicroBatchStream(
+class KinesisMicroBatchStream(
     options: KinesisSourceOptions,
     checkpointLocation: String,
     clock: Clock = Clock.systemUTC())
@@ -46,16 +46,17 @@ final class KinesisMicroBatchStream(
 
   import KinesisMicroBatchStream._
 
-  private val spark = SparkSession.active
-  private def api: KinesisApi = KinesisClients.api(options.connection)
-  // Block ids are (streamId, counter); a random streamId per stream instance keeps restarts and concurrent
-  // queries in one application from colliding.
+  protected val spark: SparkSession = SparkSession.active
+  protected def api: KinesisApi = KinesisClients.api(options.connection)
+  // Block ids and executors' cached shard readers are keyed by (streamId, ...); a random streamId per stream instance
+  // keeps restarts and concurrent queries in one application from colliding.
+  protected val streamId: Int = Random.nextInt(Int.MaxValue)
   // Enhanced fan-out: the consumers are named now (a bad name fails the query before its first batch) and registered
   // by the prefetcher before it first fetches. The query id is stable across restarts from one checkpoint; Spark
   // sets it as a local property of the thread that creates the sources.
-  private val consumers: Option[ConsumerRegistrar] = options.efo.map(efo =>
+  protected val consumers: Option[ConsumerRegistrar] = options.efo.map(efo =>
     ConsumerRegistrar(api, options.streams, efo, QueryMetrics.currentQueryId(spark)))
-  private val prefetcher = new Prefetcher(spark.sparkContext, options, Random.nextInt(Int.MaxValue), clock, consumers,
+  private val prefetcher = new Prefetcher(spark.sparkContext, options, streamId, clock, consumers,
     TestSettings.long(TestSettings.PrefetchSilenceLimitMs).getOrElse(RoundDispatcher.SilenceLimitMillis))
   private val blockReads = BlockReadCounters(spark.sparkContext)
   @volatile private var availableNow: Option[AvailableNowTarget] = None
@@ -177,11 +178,7 @@ final class KinesisMicroBatchStream(
       lastReconciled = Some((start, listings, starts, done))
       done
     }
-    // The same start is planned several times while waiting for data: report and count each loss once.
-    reconciled.lost.filter(reportedLosses.add).foreach { loss =>
-      dataLoss.report(loss.stream, loss.shard, loss.what)
-      driverDataLossEvents.incrementAndGet()
-    }
+    reportLosses(reconciled.lost)
     val end = BatchEndPlanner.plan(
       reconciled.base,
       reconciled.fresh,
@@ -195,6 +192,14 @@ final class KinesisMicroBatchStream(
     // Nothing new: the start itself, whose JSON is rendered already (Spark compares offsets by their JSON).
     if (end.samePositions(start)) start else end
   }
+
+  /** Hands what a reconciled start lost to the data-loss policy, and counts it, each loss once. */
+  protected def reportLosses(lost: Seq[StartReconciler.Loss]): Unit =
+    // The same start is planned several times while waiting for data.
+    lost.filter(reportedLosses.add).foreach { loss =>
+      dataLoss.report(loss.stream, loss.shard, loss.what)
+      driverDataLossEvents.incrementAndGet()
+    }
 
   override def prepareForTriggerAvailableNow(): Unit = {
     val shards = options.streams.flatMap(s =>
@@ -260,6 +265,18 @@ final class KinesisMicroBatchStream(
     prefetcher.stop()
   }
 
+  /** Per shard: the latest read statistics (the prefetcher's). */
+  protected def shardStats: Map[(String, String), ShardStats] = prefetcher.shardStats
+
+  /** Every shard known, with where its reading starts or continues (the prefetcher's book). */
+  protected def startingPositions: Map[(String, String), ShardPosition] = prefetcher.startingPositions
+
+  /** Counts records and bytes read outside planned batches (real-time tasks) into `recordsRead` and `bytesRead`. */
+  protected def countRead(records: Long, bytes: Long): Unit = {
+    recordsRead.addAndGet(records)
+    bytesRead.addAndGet(bytes)
+  }
+
   override def metrics(latestConsumedOffset: Optional[Offset]): java.util.Map[String, String] = {
     val consumed: Option[KinesisSourceOffset] = Option(latestConsumedOffset.orElse(null)).map {
       case o: KinesisSourceOffset => o
@@ -271,8 +288,8 @@ final class KinesisMicroBatchStream(
       streams = options.streams,
       efo = options.efo.isDefined,
       consumed = consumed,
-      stats = prefetcher.shardStats,
-      starts = prefetcher.startingPositions,
+      stats = shardStats,
+      starts = startingPositions,
       buffer = prefetcher.buffer.snapshot,
       fetchRounds = prefetcher.completedRounds,
       lastRoundBlocks = prefetcher.lastRoundBlocks,

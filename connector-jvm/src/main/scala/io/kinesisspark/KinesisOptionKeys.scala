@@ -70,6 +70,14 @@ object KinesisOptionKeys {
    * connector's six, which are the rows' columns by default.
    */
   val IncludeSubSequenceNumber = "includeSubSequenceNumber"
+  /**
+   * Ours: in real-time mode (a real-time trigger, Spark 4.1+), how many long-running tasks read the shards (each holds
+   * a task slot for the whole batch); by default one per slot (spark.default.parallelism), at most one per shard.
+   */
+  val RealTimeTasks = "realTimeTasks"
+  /** The options that mean nothing in real-time mode (no prefetch rounds, no batch planned from a read limit). */
+  val NotInRealTime: Seq[String] = Seq(MaxRecordsPerTrigger, MaxBytesPerTrigger, FetchBufferSize, ShardsPerTask,
+    MaxFetchDuration, CoalesceThresholdBlockSize, CoalesceBinSize)
 
   /** `polling` (GetRecords) or `efo` (enhanced fan-out, SubscribeToShard). */
   val ConsumerMode = "consumerMode"
@@ -130,5 +138,6 @@ object KinesisOptionKeys {
     CredentialsProviderParam, CaBundle, InsecureTrustAllCertificates,
     MaxRecordsPerFetch, FailOnDataLoss, MaxFetchRate, MinFetchPeriod, MaxFetchDuration, FetchBufferSize, ShardsPerTask,
     ShardFetchInterval, CoalesceThresholdBlockSize, CoalesceBinSize, MaxShardsPerDescribe, MaxRecordsPerTrigger,
-    MaxBytesPerTrigger, AllowStreamRemoval, IncludeSubSequenceNumber, ConsumerMode) ++ EfoOnly ++ Switching
+    MaxBytesPerTrigger, AllowStreamRemoval, IncludeSubSequenceNumber, RealTimeTasks, ConsumerMode) ++ EfoOnly ++
+    Switching
 }

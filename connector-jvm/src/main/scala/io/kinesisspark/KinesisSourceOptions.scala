@@ -49,7 +49,12 @@ final case class KinesisSourceOptions(
     efo: Option[EfoOptions] = None,
     kclLeaseTable: Option[KclLeaseTableOptions] = None,
     awslabsCheckpoint: Option[AwslabsCheckpointOptions] = None,
-    recordSchema: KinesisRecordSchema = KinesisRecordSchema.Databricks) {
+    recordSchema: KinesisRecordSchema = KinesisRecordSchema.Databricks,
+    realTimeTasks: Option[Int] = None,
+    givenOptions: Set[String] = Set.empty) {
+
+  /** Whether the user set `option` (any case), rather than leaving it to its default. */
+  def isGiven(option: String): Boolean = givenOptions.contains(option.toLowerCase(Locale.ROOT))
 
   /** What one shard's reader may do, from these options. */
   def fetchLimits: FetchLimits = FetchLimits(
@@ -106,11 +111,12 @@ object KinesisSourceOptions {
     val maxBytesPerTrigger: OptionSpec[Long] = OptionSpec(MaxBytesPerTrigger, ByteSize())
     val allowStreamRemoval: OptionSpec[Boolean] = OptionSpec(AllowStreamRemoval, Flag, Some(false))
     val includeSubSequenceNumber: OptionSpec[Boolean] = OptionSpec(IncludeSubSequenceNumber, Flag, Some(false))
+    val realTimeTasks: OptionSpec[Long] = OptionSpec(RealTimeTasks, Integer(1, Int.MaxValue))
 
     val all: Seq[OptionSpec[_]] = Seq(streamName, initialPosition, maxRecordsPerFetch, failOnDataLoss, maxFetchRate,
       minFetchPeriod, maxFetchDuration, fetchBufferSize, shardsPerTask, shardFetchInterval, coalesceThresholdBlockSize,
       coalesceBinSize, maxShardsPerDescribe, maxRecordsPerTrigger, maxBytesPerTrigger, allowStreamRemoval,
-      includeSubSequenceNumber)
+      includeSubSequenceNumber, realTimeTasks)
   }
 
   /** @param options user options; keys are matched case-insensitively. */
@@ -180,6 +186,8 @@ object KinesisSourceOptions {
       kclLeaseTable = kclLeaseTable,
       awslabsCheckpoint = awslabsCheckpoint,
       recordSchema = KinesisRecordSchema(RecordLayout.Databricks,
-        subSequenceNumber = Spec.includeSubSequenceNumber.valueOrDefault(get)))
+        subSequenceNumber = Spec.includeSubSequenceNumber.valueOrDefault(get)),
+      realTimeTasks = Spec.realTimeTasks.read(get).map(_.toInt),
+      givenOptions = opts.keySet)
   }
 }

@@ -200,7 +200,7 @@ private[kinesisspark] final class ShardDiscovery(
    * their children were read already (they had left the offset); what a listing must show before shards are
    * forgotten is [[ShardListings]]'s call; a stream whose creation time changed is fetched afresh from TRIM_HORIZON.
    */
-  private[prefetch] def refreshShards(): Unit = {
+  private[kinesisspark] def refreshShards(): Unit = {
     if (lastListMillis != Long.MinValue && clock.millis() - lastListMillis < options.shardFetchIntervalMs) return
     val listed =
       try options.streams.flatMap { s =>

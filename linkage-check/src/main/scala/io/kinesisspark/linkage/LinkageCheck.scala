@@ -15,6 +15,11 @@ import java.io.File
  * does (so it is an override, not an API of ours users may call), and no other code of ours calls it (on our class
  * or a type above it).
  *
+ * A second kind is reported apart too: references from a class of ours that the line cannot load at all, because one
+ * of its ancestors does not exist there (the JVM refuses to define it), so none of its code can run. The real-time
+ * stream and reader implement interfaces only Spark 4.1 and later have; the connector makes them only where those load
+ * (`io.kinesisspark.realtime.MicroBatchStreams`), which the line's smoke tests run.
+ *
  * {{{
  *   java -jar linkage-check.jar --connector kinesis-spark-assembly_2.13-0.1.0.jar \
  *     --line .venv-spark4.0/lib/python3.11/site-packages/pyspark/jars \
@@ -25,7 +30,8 @@ import java.io.File
 object LinkageCheck {
   private val Checked = Seq("org/apache/spark/", "scala/")
 
-  final case class Result(classes: Int, references: Int, unresolved: Seq[Reference], unreachable: Seq[Reference])
+  final case class Result(classes: Int, references: Int, unresolved: Seq[Reference], unreachable: Seq[Reference],
+      unloadable: Seq[Reference] = Nil)
 
   def check(connector: File, line: Seq[File], builtAgainst: Seq[File]): Result = {
     val ours = References.of(connector)
@@ -42,9 +48,10 @@ object LinkageCheck {
         calls.get(m).exists(owners => built.ancestors(cls).exists(owners))
       def declaredAbove(cp: ClassPath, cls: String, m: Member): Boolean =
         cp.ancestors(cls).exists(a => !ours.classes(a) && cp.info(a).exists(_.methods(m)))
-      val (unreachable, unresolved) = broken.partition(r => r.fromMethod.exists(m =>
+      val (unloadable, loadable) = broken.partition(r => target.ancestors(r.fromClass).exists(target.info(_).isEmpty))
+      val (unreachable, unresolved) = loadable.partition(r => r.fromMethod.exists(m =>
         !calledByUs(r.fromClass, m) && declaredAbove(built, r.fromClass, m) && !declaredAbove(target, r.fromClass, m)))
-      Result(ours.classes.size, checked.size, unresolved, unreachable)
+      Result(ours.classes.size, checked.size, unresolved, unreachable, unloadable)
     } finally {
       target.close()
       built.close()
@@ -87,9 +94,11 @@ object LinkageCheck {
     list("unresolved", result.unresolved)
     list("unresolved but unreachable on this line (forwarders to methods only the built-against Spark has)",
       result.unreachable)
+    list("unresolved in classes of ours this line cannot load (an ancestor is missing)", result.unloadable)
     def targets(refs: Seq[Reference]) = refs.map(_.target).distinct.sorted.map(json).mkString("[", ", ", "]")
     println(s"""LINKAGE {"classes": ${result.classes}, "references": ${result.references}, """ +
-      s""""unresolved": ${targets(result.unresolved)}, "unreachable": ${targets(result.unreachable)}}""")
+      s""""unresolved": ${targets(result.unresolved)}, "unreachable": ${targets(result.unreachable)}, """ +
+      s""""unloadable": ${result.unloadable.map(_.fromClass).distinct.sorted.map(json).mkString("[", ", ", "]")}}""")
     sys.exit(if (result.unresolved.isEmpty) 0 else 1)
   }
 }

@@ -1,0 +1,136 @@
+package io.kinesisspark.realtime
+
+import java.time.Clock
+
+import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
+import org.apache.spark.sql.connector.read.streaming.{MicroBatchStream, Offset, PartitionOffset, ReadLimit,
+  SupportsRealTimeMode}
+
+import io.kinesisspark.{BufferIndex, KinesisErrors, KinesisMicroBatchStream, KinesisOptionKeys, KinesisSourceOffset,
+  KinesisSourceOptions, ShardPosition, ShardStats, StartReconciler}
+import io.kinesisspark.executor.{ShardFetchOrder, ShardFetchResult, ShardFetchTask}
+import io.kinesisspark.prefetch.ShardDiscovery
+
+/**
+ * The Kinesis stream where Spark has real-time mode (4.1 and later): the micro-batch stream, and under a real-time
+ * trigger a source of long-running tasks that read their shards themselves and hand each record to Spark as it comes.
+ * Spark 4.0 has no real-time interfaces, so this class is made only where they load ([[MicroBatchStreams]]).
+ *
+ * In real-time mode no prefetching happens: each batch, the stream lists the shards, reconciles the batch's start
+ * with the listing as a micro-batch does ([[StartReconciler]]: new shards, shards gone, a stream created again, data
+ * loss), and deals the shards whose parents are finished to `realTimeTasks` tasks ([[RealTimePlanner]]). Each task
+ * reads its shards until the batch's time is up ([[RealTimePartitionReader]]) and reports where each stands; the
+ * batch's end is the start moved by those reports, which Spark writes to its offset log. A child shard is read from the
+ * batch after the one in which its parents finished. The same shards go to the same executor each batch, where their
+ * readers (iterators, rate limits, enhanced fan-out subscriptions) wait between tasks.
+ *
+ * Batches with a known end (replayed from the offset log under another trigger) are read as micro-batches are, from
+ * Kinesis.
+ */
+final class KinesisRealTimeStream(
+    options: KinesisSourceOptions,
+    checkpointLocation: String,
+    clock: Clock = Clock.systemUTC())
+  extends KinesisMicroBatchStream(options, checkpointLocation, clock) with SupportsRealTimeMode {
+
+  @volatile private var realTime = false
+  // Shards as listed, and where reading of a shard the start does not hold begins; no buffer in real-time mode.
+  private lazy val discovery = new ShardDiscovery(api, options, new BufferIndex, _ => (), clock, consumers)
+  // The running batch's start, reconciled with the listing it was planned from: what its end moves.
+  @volatile private var plannedBase: Option[KinesisSourceOffset] = None
+  // Where each shard was read last (the task's executor), so the next batch's task goes there.
+  @volatile private var locations = Map.empty[(String, String), String]
+  // Per shard, what the tasks reported (lag, calls, throttling, losses), for the metrics; and when the batch began.
+  @volatile private var stats = Map.empty[(String, String), ShardStats]
+  @volatile private var batchStartMillis = 0L
+
+  override def prepareForRealTimeMode(): Unit = {
+    KinesisOptionKeys.NotInRealTime.find(options.isGiven).foreach { option =>
+      throw KinesisErrors.notInRealTimeMode(option, "a real-time task reads its shards itself, record by record, " +
+        "until the batch's time is up, with no prefetch buffer and no read limit per batch")
+    }
+    options.realTimeTasks.foreach { tasks =>
+      val slots = spark.sparkContext.defaultParallelism
+      if (tasks > slots) throw KinesisErrors.realTimeTasksExceedSlots(tasks, slots)
+    }
+    realTime = true
+  }
+
+  // Spark asks for an end every batch, also in real-time mode, where the tasks decide it: nothing to prefetch.
+  override def latestOffset(start: Offset, limit: ReadLimit): Offset =
+    if (realTime) start else super.latestOffset(start, limit)
+
+  override def commit(end: Offset): Unit = if (!realTime) super.commit(end)
+
+  override def planInputPartitions(start: Offset): Array[InputPartition] = {
+    val startOffset = start.asInstanceOf[KinesisSourceOffset]
+    batchStartMillis = clock.millis()
+    consumers.foreach(_.refreshDue())
+    discovery.addStart(startOffset)
+    discovery.refreshShards()
+    val starts = discovery.starts
+    val reconciled = StartReconciler.reconcile(startOffset, options.streams, discovery.listings,
+      (stream, shard) => starts.get((stream, shard)), options.allowStreamRemoval)
+    reportLosses(reconciled.lost)
+    val base = reconciled.base
+    plannedBase = Some(base)
+    val listed = discovery.listed
+    val orders = base.streams.toSeq.flatMap { case (stream, positions) =>
+      listed.graphs.get(stream).toSeq.flatMap { graph =>
+        // Parents that left the offset (their children moved on) are finished in discovery's book.
+        val known = starts.collect { case ((s, shard), p) if s == stream => shard -> p } ++ positions
+        val readable = graph.readable(known).filter(s => positions.contains(s.shardId))
+        lazy val consumerArn = consumers.map(_.consumerArn(stream))
+        readable.map { s =>
+          ShardFetchOrder(stream, s.shardId, positions(s.shardId), 0L, listed.created.get(stream), s.hashKeyRange,
+            consumerArn, s.closed, listed.retention.get(stream))
+        }
+      }
+    }
+    val tasks = options.realTimeTasks.getOrElse(spark.sparkContext.defaultParallelism)
+    val known = locations
+    RealTimePlanner.group(orders, tasks, known.get).map { group =>
+      RealTimeInputPartition(ShardFetchTask(options.connection, options.fetchLimits, streamId, group.orders,
+        dataLoss = io.kinesisspark.DataLossPolicy(options.failOnDataLoss),
+        efoSubscriptionMaxEvents = options.efo.flatMap(_.subscriptionMaxEvents)),
+        options.recordSchema, group.location): InputPartition
+    }.toArray
+  }
+
+  override def mergeOffsets(offsets: Array[PartitionOffset]): Offset = {
+    val base = plannedBase.getOrElse(throw new IllegalStateException("mergeOffsets before planInputPartitions"))
+    val reported = offsets.toSeq.map(_.asInstanceOf[KinesisPartitionOffset])
+    val end = RealTimePlanner.merge(base, reported.flatMap(_.shards))
+    locations = locations ++ reported.flatMap(o => o.location.toSeq.flatMap(l => o.shards.map(s => (s.stream, s.shardId) -> l)))
+    val now = clock.millis()
+    stats = stats ++ reported.flatMap { o =>
+      o.shards.map { p =>
+        val key = (p.stream, p.shardId)
+        key -> ShardStats.after(stats.get(key), ShardFetchResult(p.stream, p.shardId, Nil, p.caughtUp,
+          p.millisBehindLatest, p.counters, o.location.getOrElse("")), batchStartMillis, now)
+      }
+    }
+    countRead(reported.flatMap(_.shards).map(_.records).sum, reported.flatMap(_.shards).map(_.bytes).sum)
+    discovery.committed(end)
+    end
+  }
+
+  override protected def shardStats: Map[(String, String), ShardStats] =
+    if (realTime) stats else super.shardStats
+
+  override protected def startingPositions: Map[(String, String), ShardPosition] =
+    if (realTime) discovery.starts else super.startingPositions
+
+  override def createReaderFactory(): PartitionReaderFactory = RealTimeReaderFactory(super.createReaderFactory())
+
+  override def stop(): Unit = {
+    try super.stop()
+    finally if (realTime) discovery.stop()
+  }
+}
+
+object KinesisRealTimeStream {
+  /** Made here, so that only Spark lines with real-time mode load this class (see [[MicroBatchStreams]]). */
+  def create(options: KinesisSourceOptions, checkpointLocation: String): MicroBatchStream =
+    new KinesisRealTimeStream(options, checkpointLocation)
+}

@@ -1,0 +1,76 @@
+package io.kinesisspark.realtime
+
+import java.time.Clock
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.kinesisspark.BlockStoreBridge
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.connector.read.streaming.{PartitionOffset, SupportsRealTimeRead}
+import org.apache.spark.sql.connector.read.streaming.SupportsRealTimeRead.RecordStatus
+import org.apache.spark.unsafe.types.UTF8String
+
+import io.kinesisspark.aws.KinesisClients
+import io.kinesisspark.executor.{ShardReaderCache, ShardReaders}
+import io.kinesisspark.reader.ShardReader
+
+/**
+ * Reads a real-time task's shards until Spark ends the task: each call waits for the next record of any of them, up
+ * to Spark's deadline (the first "no record" ends the task, so it must not come early), and gives Spark the record's
+ * Kinesis arrival time. The shards' readers come from, and go back to, this executor's [[ShardReaderCache]]: the next
+ * batch's task for the same shards continues with the same iterators, rate limits and enhanced fan-out
+ * subscriptions (Kinesis refuses a new subscription to a shard within 5 seconds of the last).
+ *
+ * Spark 4.1 calls `nextWithTimeout(timeout)`; 4.2 and later `nextWithTimeout(startTime, timeout)`: both are here (on 4.2
+ * the one-argument form overrides nothing, and on 4.1 the two-argument one is never called).
+ */
+final class RealTimePartitionReader(partition: RealTimeInputPartition, clock: Clock = Clock.systemUTC())
+    extends SupportsRealTimeRead[InternalRow] {
+
+  private val task = partition.task
+  private val schema = partition.recordSchema
+  private val readers: Seq[ShardReader] = {
+    lazy val api = KinesisClients.api(task.connection)
+    val opened = Seq.newBuilder[ShardReader]
+    try task.orders.foreach { order =>
+      opened += ShardReaderCache.acquire(task.streamId, order.stream, order.shardId, order.from, order.consumerArn)(
+        ShardReaders.open(task, order, api, clock))
+    } catch {
+      case NonFatal(e) => opened.result().foreach(release); throw e
+    }
+    opened.result()
+  }
+  private val records = new RealTimeRecords(readers, clock)
+  private val names = readers.map(r => r -> (UTF8String.fromString(r.stream), UTF8String.fromString(r.shardId))).toMap
+  private var current: InternalRow = _
+
+  def nextWithTimeout(timeoutMs: java.lang.Long): RecordStatus = nextBefore(clock.millis() + timeoutMs)
+
+  def nextWithTimeout(startTimeMs: java.lang.Long, timeoutMs: java.lang.Long): RecordStatus =
+    nextBefore(startTimeMs + timeoutMs)
+
+  private def nextBefore(deadlineMillis: Long): RecordStatus = records.next(deadlineMillis) match {
+    case Some((reader, record)) =>
+      val (stream, shardId) = names(reader)
+      current = schema.toRow(stream, shardId, record)
+      RecordStatus.newStatusWithArrivalTimeMs(record.approximateArrivalMillis)
+    case None =>
+      // The deadline passed with nothing new, or every shard ended: wait out the batch (see the class's comment).
+      val left = deadlineMillis - clock.millis()
+      if (left > 0) Thread.sleep(left)
+      RecordStatus.newStatusWithoutArrivalTime(false)
+  }
+
+  override def next(): Boolean =
+    throw new UnsupportedOperationException("a real-time Kinesis partition is read with nextWithTimeout")
+
+  override def get(): InternalRow = current
+
+  override def getOffset: PartitionOffset =
+    KinesisPartitionOffset(records.progress, Some(BlockStoreBridge.location))
+
+  // What a task fetched and Spark did not take stays with its reader for the next task (see LeftoverShardReader).
+  override def close(): Unit = records.readersToKeep().foreach(release)
+
+  private def release(reader: ShardReader): Unit = ShardReaderCache.release(task.streamId, reader)
+}

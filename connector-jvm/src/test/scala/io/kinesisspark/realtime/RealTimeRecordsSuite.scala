@@ -1,0 +1,88 @@
+package io.kinesisspark.realtime
+
+import scala.collection.mutable.ArrayBuffer
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.kinesisspark.{ShardPosition, SteppedClock}
+import io.kinesisspark.ShardPosition.{Finished, TrimHorizon}
+import io.kinesisspark.aws.FakeKinesisApi
+import io.kinesisspark.reader.FetchLimits
+import io.kinesisspark.reader.polling.PollingShardReader
+
+class RealTimeRecordsSuite extends AnyFunSuite {
+
+  private def polling(api: FakeKinesisApi, shard: String, clock: SteppedClock, from: ShardPosition = TrimHorizon) =
+    new PollingShardReader(api, "s", shard, from, FetchLimits(100, minFetchPeriodMs = 200), clock, clock.sleep)
+
+  private def drain(records: RealTimeRecords, deadline: Long): Seq[(String, String)] =
+    Iterator.continually(records.next(deadline)).takeWhile(_.isDefined).flatten
+      .map { case (reader, record) => reader.shardId -> record.sequenceNumber }.toSeq
+
+  test("hands out every record of every shard once, in each shard's order, then nothing until the deadline") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 3); api.add("shard-1", 2)
+    val clock = new SteppedClock
+    val records = new RealTimeRecords(Seq(polling(api, "shard-0", clock), polling(api, "shard-1", clock)), clock,
+      clock.sleep)
+    val got = drain(records, 1000L)
+    assert(got.groupBy(_._1).map { case (s, rs) => s -> rs.map(_._2) } ==
+      api.shards.map { case (s, rs) => s -> rs.map(_.sequenceNumber).toSeq }.toMap)
+    assert(clock.now == 1000L) // the last call found nothing: it waited out the deadline
+  }
+
+  test("a shard's position is the last record handed out, not the last one its reader fetched") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 4)
+    val clock = new SteppedClock
+    val records = new RealTimeRecords(Seq(polling(api, "shard-0", clock)), clock, clock.sleep)
+    assert(records.progress.map(_.position) == Seq(TrimHorizon))
+    val (_, first) = records.next(1000L).get
+    // The reader fetched all four in one call; only one went to Spark.
+    val progress = records.progress.head
+    assert(progress.position == first.position && progress.records == 1 && progress.bytes == first.data.length)
+    assert(progress.position == ShardPosition.AfterRecord(api.shards("shard-0").head.sequenceNumber, None))
+  }
+
+  test("records fetched and not handed out stay with the reader: the next task gets them first, with no new call") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 4)
+    api.closed += "shard-0"
+    val clock = new SteppedClock
+    val reader = polling(api, "shard-0", clock)
+    val first = new RealTimeRecords(Seq(reader), clock, clock.sleep)
+    val (_, record) = first.next(1000L).get
+    val Seq(kept) = first.readersToKeep()
+    assert(kept.position == record.position && !kept.ended && reader.ended) // the call fetched the shard's end too
+    val callsBefore = reader.calls
+    val second = new RealTimeRecords(Seq(kept), clock, clock.sleep)
+    assert(drain(second, 1000L).map(_._2) == api.shards("shard-0").drop(1).map(_.sequenceNumber).toSeq)
+    assert(reader.calls == callsBefore && second.progress.head.position == Finished && kept.ended)
+    // Nothing left over: the reader itself is kept.
+    assert(second.readersToKeep() == Seq(kept))
+  }
+
+  test("a closed shard is finished once its last record is handed out; an empty closed shard at once") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 2); api.shards.getOrElseUpdate("shard-1", ArrayBuffer.empty)
+    api.closed ++= Seq("shard-0", "shard-1")
+    val clock = new SteppedClock
+    val records = new RealTimeRecords(Seq(polling(api, "shard-0", clock), polling(api, "shard-1", clock)), clock,
+      clock.sleep)
+    records.next(1000L)
+    assert(records.progress.head.position != Finished)
+    records.next(1000L)
+    assert(records.progress.head.position == Finished)
+    assert(records.next(1000L).isEmpty)
+    assert(records.progress.map(_.position) == Seq(Finished, Finished))
+    assert(clock.now < 1000L) // every shard ended: nothing to wait for
+  }
+
+  test("counts calls of the task and the lag the last call reported") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 1)
+    val clock = new SteppedClock
+    val reader = polling(api, "shard-0", clock)
+    reader.next() // a call before the task: not the task's
+    api.add("shard-0", 1)
+    val records = new RealTimeRecords(Seq(reader), clock, clock.sleep)
+    assert(records.next(1000L).isDefined)
+    val progress = records.progress.head
+    assert(progress.counters.calls == 1 && progress.millisBehindLatest.contains(0L) && progress.caughtUp)
+  }
+}

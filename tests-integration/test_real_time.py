@@ -1,0 +1,141 @@
+"""Real-time mode: a real-time trigger (pyspark 4.2's ``trigger(realTime=...)``) runs long-lived tasks that read their
+shards themselves and hand each record to the query as it arrives; each batch's end is what the tasks report.
+
+Rows are collected through a ForeachWriter (:mod:`harness.real_time`): Spark admits no ``foreachBatch`` sink in
+real-time mode. Within one run of a query every record arrives once; a stop may cut a batch short, and its records
+come again after the restart (real-time mode is at-least-once across restarts), but only that batch's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable
+
+from harness.kinesis import PutResult
+from harness.producer import KeyedProducer
+from harness.real_time import BATCH_DURATION, RealTimeRecord, RealTimeSink
+from harness.sink import wait_for_failure
+from pyspark.sql.streaming import StreamingQuery
+
+BATCH_S = int(BATCH_DURATION.split()[0])
+
+
+def last_batch(query: StreamingQuery) -> int:
+    return query.lastProgress["batchId"] if query.lastProgress else -1
+
+
+def wait_until(condition: Callable[[], bool], query: StreamingQuery, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert query.exception() is None, f"the real-time query failed: {query.exception()}"
+        assert time.monotonic() < deadline, f"not so after {timeout_s:.0f} s"
+        time.sleep(0.5)
+
+
+def keyed_order(rows: list[RealTimeRecord], puts: list[PutResult]) -> None:
+    """Each key's records came in production order (first deliveries, by batch and then by the time processed), and
+    no batch held a key's records of two shards (a parent's and its child's would be read in parallel)."""
+    first: dict[tuple[str, str], RealTimeRecord] = {}
+    for r in rows:
+        first.setdefault((r.record.shard_id, r.record.sequence_number), r)
+    shards_of: dict[tuple[str, int], set[str]] = defaultdict(set)
+    delivered: dict[str, list[int]] = defaultdict(list)
+    for r in sorted(first.values(), key=lambda r: (r.record.batch_id, r.seen)):
+        shards_of[(r.record.partition_key, r.record.batch_id)].add(r.record.shard_id)
+        delivered[r.record.partition_key].append(int(r.record.data.decode().rsplit(":", 1)[1]))
+    shared = {k: v for k, v in shards_of.items() if len(v) > 1}
+    assert not shared, f"(key, batch) pairs with records of two shards: {sorted(shared.items())[:3]}"
+    produced: dict[str, list[int]] = defaultdict(list)
+    for put in puts:
+        produced[put.partition_key].append(int(put.data.decode().rsplit(":", 1)[1]))
+    for key, numbers in produced.items():
+        assert delivered[key] == numbers, f"{key}: produced {numbers[:8]}..., delivered {delivered[key][:8]}..."
+
+
+def test_real_time_polling_reads_through_a_split_a_merge_and_a_restart(kinesis, stream, read_kinesis, proxy,
+                                                                       emulator, tmp_path):
+    name = stream(2)
+    front = proxy()  # Kinesis's limits; counts the query's calls
+    sink = RealTimeSink(tmp_path)
+    source = read_kinesis(name, endpoint=front.endpoint, initialPosition="trim_horizon")
+    producer = KeyedProducer(emulator.endpoint, name, keys=12, interval_s=0.1).start()
+    query = sink.start(source)
+    try:
+        producer.wait_rounds(30)
+        kinesis.split_shard(name, kinesis.open_shards(name)[0]["ShardId"])
+        producer.wait_rounds(40)
+        merged = kinesis.merge_adjacent(name, 0)
+        producer.wait_rounds(40)
+        # The merged shard's records flow from the batch after its parents ended; from then on no shard starts, and
+        # over three batch boundaries no iterator is asked for: readers outlive the tasks, on their executor.
+        wait_until(lambda: merged in {r.record.shard_id for r in sink.rows()}, query)
+        iterators_before, batch_before = front.operation_stats("GetShardIterator")["calls"], last_batch(query)
+        wait_until(lambda: last_batch(query) >= batch_before + 3, query)
+        steady = front.operation_stats("GetShardIterator")["calls"] - iterators_before
+        query.stop()  # mid-batch: that batch's records come again after the restart
+        cut = last_batch(query) + 1  # the batch after the last one that completed
+        producer.wait_rounds(20)
+        query = sink.start(source)
+        producer.wait_rounds(30)
+        puts = producer.stop()
+        sink.wait_for(query, {(p.shard_id, p.sequence_number) for p in puts})
+        time.sleep(2)  # anything delivered twice within the run shows up
+        progress = query.lastProgress
+    finally:
+        producer.stop()
+        query.stop()
+    rows = sink.rows()
+    replayed = RealTimeSink.replayed(rows)
+    # Only the batch the stop cut short is delivered again, and once; nothing else twice.
+    assert all(set(batches) == {cut} and len(batches) == 2 for batches in replayed.values()), (
+        f"records delivered twice outside the batch the stop cut short ({cut}): "
+        f"{[(k, v) for k, v in replayed.items() if set(v) != {cut} or len(v) != 2][:5]}")
+    delivered = {(r.record.shard_id, r.record.sequence_number) for r in rows}
+    assert delivered == {(p.shard_id, p.sequence_number) for p in puts}
+    keyed_order(rows, puts)
+    iterators = front.operation_stats("GetShardIterator")["calls"]
+    print(f"\nreal-time polling: {len(rows)} rows ({len(replayed)} replayed), {len({r.record.shard_id for r in rows})} "
+          f"shards, {iterators} GetShardIterator calls, {steady} of them over 3 batch boundaries without resharding")
+    assert steady == 0, f"{steady} GetShardIterator calls over 3 batch boundaries"
+    metrics = progress["sources"][0]["metrics"]
+    assert int(metrics["recordsRead"]) > 0 and int(metrics["activeShards"]) == 2, metrics
+
+
+def test_real_time_with_enhanced_fan_out_keeps_its_subscriptions_across_batches(kinesis, stream, read_kinesis, proxy,
+                                                                                 tmp_path):
+    name = stream(2)
+    front = proxy()  # serves SubscribeToShard (HTTP/2) itself and counts it
+    sink = RealTimeSink(tmp_path)
+    query = sink.start(read_kinesis(name, endpoint=front.endpoint, initialPosition="trim_horizon",
+                                    consumerMode="efo", consumerName=f"rt-{name[-8:]}"))
+    try:
+        puts = kinesis.put_records(name, [(f"key-{i % 5}", f"key-{i % 5}:{i // 5}".encode()) for i in range(40)])
+        sink.wait_for(query, {(p.shard_id, p.sequence_number) for p in puts})
+        time.sleep(3 * BATCH_S)  # three batch boundaries
+        more = kinesis.put_records(name, [(f"key-{i % 5}", f"key-{i % 5}:{8 + i // 5}".encode()) for i in range(40)])
+        puts += more
+        sink.wait_for(query, {(p.shard_id, p.sequence_number) for p in puts})
+        time.sleep(2)
+        batches = query.lastProgress["batchId"]
+    finally:
+        query.stop()
+    rows = sink.rows()
+    assert RealTimeSink.replayed(rows) == {}
+    assert len(rows) == len(puts)
+    keyed_order(rows, puts)
+    subscriptions = front.operation_stats("SubscribeToShard")["calls"]
+    print(f"\nreal-time EFO: {len(rows)} rows, {batches + 1} batches, {subscriptions} SubscribeToShard calls")
+    assert batches >= 3
+    assert subscriptions == 2, f"{subscriptions} SubscribeToShard calls for 2 shards over {batches + 1} batches"
+
+
+def test_real_time_refuses_what_it_cannot_honour(spark, stream, read_kinesis, tmp_path):
+    name = stream(1)
+    limited = RealTimeSink(tmp_path / "limited").start(read_kinesis(name, maxRecordsPerTrigger="100"))
+    message = wait_for_failure(limited)
+    assert "maxRecordsPerTrigger" in message and "real-time" in message, message
+    slots = spark.sparkContext.defaultParallelism
+    crowded = RealTimeSink(tmp_path / "crowded").start(read_kinesis(name, realTimeTasks=str(slots + 1)))
+    message = wait_for_failure(crowded)
+    assert "realTimeTasks" in message and f"'{slots + 1}'" in message and f"at most {slots}" in message, message
