@@ -12,6 +12,8 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 
+import pytest
+from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY
 from harness.kinesis import PutResult
 from harness.producer import KeyedProducer
 from harness.real_time import BATCH_DURATION, RealTimeRecord, RealTimeSink
@@ -130,7 +132,7 @@ def test_real_time_with_enhanced_fan_out_keeps_its_subscriptions_across_batches(
     assert subscriptions == 2, f"{subscriptions} SubscribeToShard calls for 2 shards over {batches + 1} batches"
 
 
-def test_real_time_refuses_what_it_cannot_honour(spark, stream, read_kinesis, tmp_path):
+def test_real_time_refuses_what_it_cannot_honour(spark, stream, read_kinesis, emulator, tmp_path):
     name = stream(1)
     limited = RealTimeSink(tmp_path / "limited").start(read_kinesis(name, maxRecordsPerTrigger="100"))
     message = wait_for_failure(limited)
@@ -139,3 +141,11 @@ def test_real_time_refuses_what_it_cannot_honour(spark, stream, read_kinesis, tm
     crowded = RealTimeSink(tmp_path / "crowded").start(read_kinesis(name, realTimeTasks=str(slots + 1)))
     message = wait_for_failure(crowded)
     assert "realTimeTasks" in message and f"'{slots + 1}'" in message and f"at most {slots}" in message, message
+    # The connector's own sink is not one Spark admits in real-time mode (docs/real-time.md says so).
+    to_kinesis = (read_kinesis(name).selectExpr("data", "partitionKey").writeStream.format("kinesis")
+                  .option("streamName", name).option("region", REGION).option("endpoint", emulator.endpoint)
+                  .option("awsAccessKey", ACCESS_KEY).option("awsSecretKey", SECRET_KEY)
+                  .option("checkpointLocation", str(tmp_path / "to-kinesis")).outputMode("update")
+                  .trigger(realTime=BATCH_DURATION))
+    with pytest.raises(Exception, match="OPERATOR_OR_SINK_NOT_IN_ALLOWLIST"):
+        to_kinesis.start()
