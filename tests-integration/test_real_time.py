@@ -21,6 +21,7 @@ from harness.sink import wait_for_failure
 from pyspark.sql.streaming import StreamingQuery
 
 BATCH_S = int(BATCH_DURATION.split()[0])
+pytestmark = pytest.mark.real_time
 
 
 def last_batch(query: StreamingQuery) -> int:
@@ -104,6 +105,7 @@ def test_real_time_polling_reads_through_a_split_a_merge_and_a_restart(kinesis, 
     assert int(metrics["recordsRead"]) > 0 and int(metrics["activeShards"]) == 2, metrics
 
 
+@pytest.mark.line_smoke  # also on Spark 4.3 (on 4.0, 4.1 and 3.5 the real_time marker deselects it)
 def test_real_time_with_enhanced_fan_out_keeps_its_subscriptions_across_batches(kinesis, stream, read_kinesis, proxy,
                                                                                  tmp_path):
     name = stream(2)
