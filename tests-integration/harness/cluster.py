@@ -34,7 +34,7 @@ class ClusterJob:
         The source's options.
     conf
         Extra Spark settings (e.g. speculation).
-    trigger_s, slow_shard, slow_ms, batch_delay_s
+    trigger_s, slow_shard, slow_ms, batch_delay_s, real_time
         See :mod:`harness.cluster_job`.
     """
 
@@ -48,6 +48,7 @@ class ClusterJob:
         slow_ms: int = 0,
         master: str = LOCAL_CLUSTER,
         batch_delay_s: float = 0.0,
+        real_time: str | None = None,
     ) -> None:
         self.root = root
         self.config = {
@@ -60,6 +61,7 @@ class ClusterJob:
             "slow_shard": slow_shard,
             "slow_ms": slow_ms,
             "batch_delay_s": batch_delay_s,
+            "real_time": real_time,
         }
         self.process: subprocess.Popen[bytes] | None = None
         self.run = 0

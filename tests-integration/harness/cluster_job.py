@@ -15,6 +15,10 @@ again), which makes exactly-once checkable from outside. Run as ``python -m harn
     the processing-time trigger;
 ``batch_delay_s``
     how long each batch waits after writing its output, before Spark commits it;
+``real_time``
+    if set, a batch duration such as ``"5 seconds"``: the query runs in real-time mode instead, writing through
+    :class:`harness.real_time.RealTimeSink` (rows in ``rows/``; ``trigger_s``, ``batch_delay_s`` and the slow shard
+    do not apply);
 ``slow_shard``, ``slow_ms``
     if set, every row of that shard costs ``slow_ms`` in its task (for slow and speculative tasks), or what
     ``KINESIS_SPARK_TEST_SLOW_MS`` says in the environment of the executor that runs it.
@@ -31,9 +35,12 @@ import sys
 import time
 from pathlib import Path
 
+from pyspark import cloudpickle
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from harness import real_time
+from harness.real_time import RealTimeSink
 from harness.sink import BatchSink
 
 SLOW_MS_ENV = "KINESIS_SPARK_TEST_SLOW_MS"
@@ -78,8 +85,13 @@ def main(config_path: str) -> int:
         millis = f"coalesce({env}, '{int(config['slow_ms'])}')"
         kept = f"length(coalesce(reflect('java.lang.Thread', 'sleep', cast({millis} as bigint)), '')) >= 0"
         source = source.where(F.when(F.col("shardId") == config["slow_shard"], F.expr(kept)).otherwise(F.lit(True)))
-    trigger = {"processingTime": f"{config['trigger_s']} seconds"}
-    query = BatchSink(spark, root).start(source, trigger=trigger, batch_delay_s=config.get("batch_delay_s", 0.0))
+    if config.get("real_time"):
+        # The executors' Python workers cannot import this harness: its ForeachWriter travels by value.
+        cloudpickle.register_pickle_by_value(real_time)
+        query = RealTimeSink(root).start(source, config["real_time"])
+    else:
+        trigger = {"processingTime": f"{config['trigger_s']} seconds"}
+        query = BatchSink(spark, root).start(source, trigger=trigger, batch_delay_s=config.get("batch_delay_s", 0.0))
 
     reported: set[tuple[int, str]] = set()
     stop_file = root / "STOP"
