@@ -9,13 +9,18 @@ package io.kinesisspark.reader
  * @param maxRoundBytes      a round ends after this many bytes (bounds what one task adds to the buffer)
  * @param maxFetchRateBytesPerSec the shard's byte budget: after a response of n bytes, the next call waits
  *                                n / rate seconds
+ * @param catchUpAtOnce      after a response that brought records and says more follow (a lag, or a full page), the
+ *                           next call goes at once rather than after `minFetchPeriodMs` (still never a sixth call
+ *                           within a second, and within the byte budget): real-time tasks, which read a backlog
+ *                           record by record, catch up at the rate Kinesis allows
  */
 final case class FetchLimits(
     maxRecordsPerFetch: Int,
     minFetchPeriodMs: Long = FetchLimits.DefaultMinFetchPeriodMs,
     maxRoundMillis: Long = FetchLimits.DefaultMaxRoundMillis,
     maxRoundBytes: Long = FetchLimits.DefaultMaxRoundBytes,
-    maxFetchRateBytesPerSec: Double = Double.PositiveInfinity)
+    maxFetchRateBytesPerSec: Double = Double.PositiveInfinity,
+    catchUpAtOnce: Boolean = false)
 
 object FetchLimits {
   /** Option `minFetchPeriod`'s default, the Databricks connector's. */

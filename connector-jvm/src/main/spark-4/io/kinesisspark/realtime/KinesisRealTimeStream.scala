@@ -88,9 +88,11 @@ final class KinesisRealTimeStream(
       }
     }
     val tasks = options.realTimeTasks.getOrElse(spark.sparkContext.defaultParallelism)
+    // A task reads a backlog record by record: each shard is called again at once while records keep coming.
+    val limits = options.fetchLimits.copy(catchUpAtOnce = true)
     val known = locations
     RealTimePlanner.group(orders, tasks, known.get).map { group =>
-      RealTimeInputPartition(ShardFetchTask(options.connection, options.fetchLimits, streamId, group.orders,
+      RealTimeInputPartition(ShardFetchTask(options.connection, limits, streamId, group.orders,
         dataLoss = io.kinesisspark.DataLossPolicy(options.failOnDataLoss),
         efoSubscriptionMaxEvents = options.efo.flatMap(_.subscriptionMaxEvents)),
         options.recordSchema, group.location): InputPartition

@@ -16,7 +16,8 @@ import io.kinesisspark.reader.{Deaggregator, FetchLimits, ResumeCheck, ShardCoun
 
 /**
  * Reads one shard forward from a position, one GetRecords call per [[next]], within the shard's limits:
- *  - at most one call per `minFetchPeriodMs`, and never six within a second;
+ *  - at most one call per `minFetchPeriodMs` (with `catchUpAtOnce`, none to wait while records keep coming), and
+ *    never six within a second;
  *  - a byte budget of `maxFetchRateBytesPerSec`: after a response of n bytes the next call waits n / rate;
  *  - after a response of 10 MB or more, 5 seconds (Kinesis throttles calls in that window anyway);
  *  - when throttled (ProvisionedThroughputExceeded, LimitExceeded, KMSThrottling: see
@@ -158,7 +159,9 @@ final class PollingShardReader(
       // Never a sixth call within one second of five others, whatever the period: Kinesis counts on its own
       // clock, so calls exactly minFetchPeriod = 200ms apart can arrive a little closer and be throttled.
       val windowMs = if (recentCalls.size < CallsPerSecond) Long.MinValue else recentCalls.head + 1000L + WindowMarginMs
-      _readyAt = math.max(windowMs, started + math.max(limits.minFetchPeriodMs, math.max(byteBudgetMs, penaltyMs)))
+      val moreFollow = result.records.nonEmpty && (result.millisBehindLatest > 0 || result.records.size >= asked)
+      val periodMs = if (limits.catchUpAtOnce && moreFollow) 0L else limits.minFetchPeriodMs
+      _readyAt = math.max(windowMs, started + math.max(periodMs, math.max(byteBudgetMs, penaltyMs)))
 
       written.lastPosition.foreach(_position = _)
       if (written.count > 0) {

@@ -24,6 +24,19 @@ class PollingShardReaderSuite extends AnyFunSuite {
     assert(api.iteratorCalls == 1) // the iterator is kept between calls
   }
 
+  test("catchUpAtOnce: no wait after records with more to follow; minFetchPeriod once caught up; 5 calls a second") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 55)
+    val clock = new SteppedClock
+    val r = new PollingShardReader(api, "s", "shard-0", TrimHorizon,
+      FetchLimits(10, minFetchPeriodMs = 400, catchUpAtOnce = true), clock, clock.sleep)
+    val callTimes = (1 to 7).map { _ => val t = math.max(clock.now, r.readyAt); r.next(); t }
+    // Five full pages at once; the sixth (the last 5 records, caught up) once the 1-second window allows; then
+    // minFetchPeriod again.
+    assert(callTimes.take(5).forall(_ == 0L), callTimes)
+    assert(callTimes(5) > 1000L && callTimes(6) - callTimes(5) == 400L, callTimes)
+    assert(r.position == AfterRecord(api.shards("shard-0").last.sequenceNumber))
+  }
+
   test("a full response is not caught up even with no lag; a short one with no lag is") {
     val api = new FakeKinesisApi(); api.add("shard-0", 10)
     val r = reader(api, TrimHorizon, 10, new SteppedClock)
