@@ -90,7 +90,10 @@ def test_real_time_polling_reads_through_a_split_a_merge_and_a_restart(kinesis, 
         iterators_before, batch_before = front.operation_stats("GetShardIterator")["calls"], last_batch(query)
         wait_until(lambda: last_batch(query) >= batch_before + 3, query)
         steady = front.operation_stats("GetShardIterator")["calls"] - iterators_before
-        query.stop()  # mid-batch: that batch's records come again after the restart
+        batch = last_batch(query)
+        wait_until(lambda: last_batch(query) > batch, query)
+        time.sleep(BATCH_S / 2)
+        query.stop()  # mid-batch: that batch's records may come again after the restart
         cut = last_batch(query) + 1  # the batch after the last one that completed
         producer.wait_rounds(20)
         query = sink.start(source)
@@ -153,7 +156,7 @@ def test_real_time_refuses_what_it_cannot_honour(spark, stream, read_kinesis, em
     limited = RealTimeSink(tmp_path / "limited").start(read_kinesis(name, maxRecordsPerTrigger="100"))
     message = wait_for_failure(limited)
     assert "maxRecordsPerTrigger" in message and "real-time" in message, message
-    slots = spark.sparkContext.defaultParallelism
+    slots = 2  # local[2]
     crowded = RealTimeSink(tmp_path / "crowded").start(read_kinesis(name, realTimeTasks=str(slots + 1)))
     message = wait_for_failure(crowded)
     assert "realTimeTasks" in message and f"'{slots + 1}'" in message and f"at most {slots}" in message, message

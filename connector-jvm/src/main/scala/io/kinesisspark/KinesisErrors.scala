@@ -137,8 +137,8 @@ private[kinesisspark] object KinesisErrors {
 
   def realTimeTasksExceedSlots(tasks: Int, slots: Int): IllegalArgumentException =
     new IllegalArgumentException(s"Invalid value '$tasks' for option '${KinesisOptionKeys.RealTimeTasks}': expected " +
-      s"at most $slots, the task slots of this cluster (spark.default.parallelism). Each real-time task holds a slot " +
-      "for the whole batch, and a task without one would wait, never reading its shards.")
+      s"at most $slots, the task slots of this cluster now (its executors' cores over spark.task.cpus). Each " +
+      "real-time task holds a slot for the whole batch, and a task without one would wait, never reading its shards.")
 
   def dataLoss(stream: String, shardId: String, what: String): KinesisSparkException =
     new KinesisSparkException(

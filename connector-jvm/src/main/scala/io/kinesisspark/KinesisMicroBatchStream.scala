@@ -76,7 +76,7 @@ class KinesisMicroBatchStream(
   // In Spark's metrics system from the first batch on (the query's id is known on its own thread).
   @volatile private var metricsQueryId: Option[String] = None
 
-  private def registerMetrics(): Unit = if (metricsQueryId.isEmpty) {
+  protected def registerMetrics(): Unit = if (metricsQueryId.isEmpty) {
     metricsQueryId = QueryMetrics.currentQueryId(spark)
     metricsQueryId.foreach { id =>
       QueryMetrics.register("source", spark, id, MetricsSystemNames,

@@ -72,7 +72,7 @@ object KinesisOptionKeys {
   val IncludeSubSequenceNumber = "includeSubSequenceNumber"
   /**
    * Ours: in real-time mode (a real-time trigger, Spark 4.1+), how many long-running tasks read the shards (each holds
-   * a task slot for the whole batch); by default one per slot (spark.default.parallelism), at most one per shard.
+   * a task slot for the whole batch); by default one per task slot the cluster has, at most one per shard.
    */
   val RealTimeTasks = "realTimeTasks"
   /** The options that mean nothing in real-time mode (no prefetch rounds, no batch planned from a read limit). */

@@ -10,6 +10,7 @@ import io.kinesisspark.{BufferIndex, KinesisErrors, KinesisMicroBatchStream, Kin
   KinesisSourceOptions, ShardPosition, ShardStats, StartReconciler}
 import io.kinesisspark.executor.{ShardFetchOrder, ShardFetchResult, ShardFetchTask}
 import io.kinesisspark.prefetch.ShardDiscovery
+import org.apache.spark.kinesisspark.TaskSlots
 
 /**
  * The Kinesis stream where Spark has real-time mode (4.1 and later): the micro-batch stream, and under a real-time
@@ -50,7 +51,7 @@ final class KinesisRealTimeStream(
         "until the batch's time is up, with no prefetch buffer and no read limit per batch")
     }
     options.realTimeTasks.foreach { tasks =>
-      val slots = spark.sparkContext.defaultParallelism
+      val slots = TaskSlots.now(spark.sparkContext)
       if (tasks > slots) throw KinesisErrors.realTimeTasksExceedSlots(tasks, slots)
     }
     realTime = true
@@ -65,6 +66,7 @@ final class KinesisRealTimeStream(
   override def planInputPartitions(start: Offset): Array[InputPartition] = {
     val startOffset = start.asInstanceOf[KinesisSourceOffset]
     batchStartMillis = clock.millis()
+    registerMetrics() // in Spark's metrics system, as a micro-batch query's are from its first batch
     consumers.foreach(_.refreshDue())
     discovery.addStart(startOffset)
     discovery.refreshShards()
@@ -87,7 +89,9 @@ final class KinesisRealTimeStream(
         }
       }
     }
-    val tasks = options.realTimeTasks.getOrElse(spark.sparkContext.defaultParallelism)
+    // A task without a slot would start only after the batch's time is up and read nothing: by default one task per
+    // slot the cluster has now (at least one, while executors are still coming).
+    val tasks = options.realTimeTasks.getOrElse(math.max(1, TaskSlots.now(spark.sparkContext)))
     // A task reads a backlog record by record: each shard is called again at once while records keep coming.
     val limits = options.fetchLimits.copy(catchUpAtOnce = true)
     val known = locations

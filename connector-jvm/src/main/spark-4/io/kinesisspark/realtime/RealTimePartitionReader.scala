@@ -33,8 +33,13 @@ final class RealTimePartitionReader(partition: RealTimeInputPartition, clock: Cl
     lazy val api = KinesisClients.api(task.connection)
     val opened = Seq.newBuilder[ShardReader]
     try task.orders.foreach { order =>
-      opened += ShardReaderCache.acquire(task.streamId, order.stream, order.shardId, order.from, order.consumerArn)(
+      val reader = ShardReaderCache.acquire(task.streamId, order.stream, order.shardId, order.from, order.consumerArn)(
         ShardReaders.open(task, order, api, clock))
+      opened += reader
+      // As a prefetch task tells its readers: whether ListShards reports the shard closed (an enhanced fan-out reader
+      // then confirms its end by polling, which some endpoints never announce), and when reading began.
+      reader.shardClosed(order.shardClosed)
+      reader.roundStarted(clock.millis())
     } catch {
       case NonFatal(e) => opened.result().foreach(release); throw e
     }
