@@ -4,6 +4,7 @@ import java.time.Clock
 
 import scala.util.control.NonFatal
 
+import org.apache.spark.TaskContext
 import org.apache.spark.kinesisspark.BlockStoreBridge
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.streaming.{PartitionOffset, SupportsRealTimeRead}
@@ -75,7 +76,11 @@ final class RealTimePartitionReader(partition: RealTimeInputPartition, clock: Cl
     KinesisPartitionOffset(records.progress, Some(BlockStoreBridge.location))
 
   // What a task fetched and Spark did not take stays with its reader for the next task (see LeftoverShardReader).
-  override def close(): Unit = records.readersToKeep().foreach(release)
+  // Once, at the task's end whether or not Spark closes the reader (4.1's wrapper does not pass close on).
+  private val released = new java.util.concurrent.atomic.AtomicBoolean()
+  Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => close()))
+
+  override def close(): Unit = if (released.compareAndSet(false, true)) records.readersToKeep().foreach(release)
 
   private def release(reader: ShardReader): Unit = ShardReaderCache.release(task.streamId, reader)
 }
