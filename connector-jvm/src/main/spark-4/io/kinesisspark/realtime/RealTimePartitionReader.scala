@@ -76,7 +76,8 @@ final class RealTimePartitionReader(partition: RealTimeInputPartition, clock: Cl
     KinesisPartitionOffset(records.progress, Some(BlockStoreBridge.location))
 
   // What a task fetched and Spark did not take stays with its reader for the next task (see LeftoverShardReader).
-  // Once, at the task's end whether or not Spark closes the reader (4.1's wrapper does not pass close on).
+  // Once, at the task's end, whether or not Spark's wrapper passes close() on (4.1.4's and 4.2.0's do; Spark's source
+  // has had versions of it that did not).
   private val released = new java.util.concurrent.atomic.AtomicBoolean()
   Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => close()))
 
