@@ -12,13 +12,15 @@ import io.kinesisspark.reader.{ShardCounters, ShardReadBatch, ShardReader}
  * is refused within 5 seconds of the last one).
  *
  * {{{
- *   val kept = LeftoverShardReader(reader, handedOut = lastPositionGivenToSpark, rest, endsShard = false, lag, caughtUp)
- *   kept.position == lastPositionGivenToSpark   // what the next task asks the cache for
+ *   val kept = LeftoverShardReader(reader, handedOut = lastGivenToSpark, rest, endsShard = false, lag, caughtUp)
+ *   kept.position == lastGivenToSpark   // what the next task asks the cache for
  *   kept.next()                                  // `rest`, then what `reader` reads
  * }}}
  */
-final class LeftoverShardReader private (val underlying: ShardReader, handedOut: ShardPosition, leftover: ShardReadBatch)
-    extends ShardReader {
+final class LeftoverShardReader private (
+    val underlying: ShardReader,
+    handedOut: ShardPosition,
+    leftover: ShardReadBatch) extends ShardReader {
   private var pending: Option[ShardReadBatch] = Some(leftover)
 
   override def stream: String = underlying.stream

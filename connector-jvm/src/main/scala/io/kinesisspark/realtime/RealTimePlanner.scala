@@ -23,7 +23,8 @@ object RealTimePlanner {
    * one empty group when there are none: see [[RealTimeInputPartition]]). The same shards are dealt the same way every
    * batch, so each group's shards, and the executor that holds their readers, stay together.
    */
-  def group(orders: Seq[ShardFetchOrder], tasks: Int, lastLocation: ((String, String)) => Option[String]): Seq[Group] = {
+  def group(orders: Seq[ShardFetchOrder], tasks: Int,
+      lastLocation: ((String, String)) => Option[String]): Seq[Group] = {
     require(tasks >= 1, s"tasks must be at least 1, not $tasks")
     if (orders.isEmpty) return Seq(Group(Nil, None))
     val sorted = orders.sortBy(o => (o.stream, o.shardId))
@@ -45,7 +46,7 @@ object RealTimePlanner {
       val shards = streams.getOrElse(p.stream, Map.empty)
       shards.get(p.shardId) match {
         case Some(known) if reaches(known, p.position) => streams
-        case _                                          => streams.updated(p.stream, shards.updated(p.shardId, p.position))
+        case _ => streams.updated(p.stream, shards.updated(p.shardId, p.position))
       }
     }
     if (moved eq base.streams) base else base.copy(streams = moved)

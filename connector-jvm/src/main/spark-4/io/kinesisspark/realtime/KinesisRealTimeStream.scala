@@ -107,7 +107,8 @@ final class KinesisRealTimeStream(
     val base = plannedBase.getOrElse(throw new IllegalStateException("mergeOffsets before planInputPartitions"))
     val reported = offsets.toSeq.map(_.asInstanceOf[KinesisPartitionOffset])
     val end = RealTimePlanner.merge(base, reported.flatMap(_.shards))
-    locations = locations ++ reported.flatMap(o => o.location.toSeq.flatMap(l => o.shards.map(s => (s.stream, s.shardId) -> l)))
+    locations = locations ++
+      reported.flatMap(o => o.location.toSeq.flatMap(l => o.shards.map(s => (s.stream, s.shardId) -> l)))
     val now = clock.millis()
     stats = stats ++ reported.flatMap { o =>
       o.shards.map { p =>

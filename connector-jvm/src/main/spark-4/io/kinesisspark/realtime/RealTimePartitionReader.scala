@@ -22,8 +22,8 @@ import io.kinesisspark.reader.ShardReader
  * batch's task for the same shards continues with the same iterators, rate limits and enhanced fan-out
  * subscriptions (Kinesis refuses a new subscription to a shard within 5 seconds of the last).
  *
- * Spark 4.1 calls `nextWithTimeout(timeout)`; 4.2 and later `nextWithTimeout(startTime, timeout)`: both are here (on 4.2
- * the one-argument form overrides nothing, and on 4.1 the two-argument one is never called).
+ * Spark 4.1 calls `nextWithTimeout(timeout)`; 4.2 and later `nextWithTimeout(startTime, timeout)`: both are here
+ * (on 4.2 the one-argument form overrides nothing, and on 4.1 the two-argument one is never called).
  */
 final class RealTimePartitionReader(partition: RealTimeInputPartition, clock: Clock = Clock.systemUTC())
     extends SupportsRealTimeRead[InternalRow] {
