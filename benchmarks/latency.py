@@ -65,7 +65,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from read_throughput import REPO, spread_keys  # noqa: E402
+from read_throughput import REPO, spread_keys, write_results  # noqa: E402
 
 from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY  # noqa: E402
 from harness.ferrokinesis import JVM_OPTIONS, FerroKinesis  # noqa: E402
@@ -727,16 +727,7 @@ def main(argv: list[str] | None = None) -> int:
             kinesis.close()
 
     text = report(rows, args, jar_line, started_at, time.monotonic() - clock)
-    print()
-    print(text)
-    Path(args.output).write_text(text)
-    print(f"written to {args.output}")
-    failed = any(r.errors for r in rows)
-    if failed:
-        print(f"logs kept in {work}")
-    else:
-        shutil.rmtree(work, ignore_errors=True)
-    return 1 if failed else 0
+    return write_results(text, args.output, any(r.errors for r in rows), work)
 
 
 if __name__ == "__main__":

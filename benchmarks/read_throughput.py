@@ -485,6 +485,20 @@ def report(rows: list[Row], args, notes: list[str], started: datetime, elapsed_s
 # ------------------------------------------------------------------------------------------------------
 
 
+def write_results(text: str, output: str, failed: bool, work: Path) -> int:
+    """Prints a benchmark's report and writes it to ``output``; keeps its work directory (logs) only if a row failed.
+    Returns the program's exit status. Every benchmark ends this way."""
+    print()
+    print(text)
+    Path(output).write_text(text)
+    print(f"written to {output}")
+    if failed:
+        print(f"logs kept in {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if failed else 0
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shards", default=None, help="comma-separated shard counts (default 1,4,8)")
@@ -660,16 +674,7 @@ def main(argv: list[str] | None = None) -> int:
             kinesis.close()
 
     text = report(rows, args, notes, started_at, time.monotonic() - clock)
-    print()
-    print(text)
-    Path(args.output).write_text(text)
-    print(f"written to {args.output}")
-    failed = any(r.errors for r in rows)
-    if failed:
-        print(f"logs kept in {work}")
-    else:
-        shutil.rmtree(work, ignore_errors=True)
-    return 1 if failed else 0
+    return write_results(text, args.output, any(r.errors for r in rows), work)
 
 
 if __name__ == "__main__":

@@ -66,6 +66,7 @@ from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY  # noqa: E402
 from harness.ferrokinesis import JVM_OPTIONS, FerroKinesis  # noqa: E402
 from harness.kinesis import PUT_RECORDS_LIMIT, Kinesis, boto_client  # noqa: E402
 from harness.spark import connector_jar, local_spark  # noqa: E402
+from read_throughput import write_results  # noqa: E402
 
 DRIVER_CALLS = ("driverLatestOffsetMs", "driverPlanInputPartitionsMs", "driverCommitMs")
 # The CPU the query thread used in each of those calls: where it is far below the wall time, the call waited for a
@@ -778,16 +779,7 @@ def main(argv: list[str] | None = None) -> int:
             kinesis.close()
 
     text = report(cases, args, notes, started_at, time.monotonic() - clock)
-    print()
-    print(text)
-    Path(args.output).write_text(text)
-    print(f"written to {args.output}")
-    failed = any(c.errors for c in cases)
-    if failed:
-        print(f"logs kept in {work}")
-    else:
-        shutil.rmtree(work, ignore_errors=True)
-    return 1 if failed else 0
+    return write_results(text, args.output, any(c.errors for c in cases), work)
 
 
 if __name__ == "__main__":
