@@ -78,12 +78,7 @@ object ShardFetcher {
       stored: java.util.Queue[Long]): Seq[ShardFetchResult] = {
     val started = clock.millis()
     val states = task.orders.map { order =>
-      val reader = ShardReaderCache.acquire(task.streamId, order.stream, order.shardId, order.from, order.consumerArn) {
-        ShardReaders.open(task, order, api, clock)
-      }
-      reader.shardClosed(order.shardClosed)
-      reader.roundStarted(started)
-      new ShardState(order, reader, task, attempt, stored)
+      new ShardState(order, ShardReaders.acquire(task, order, api, clock, started), task, attempt, stored)
     }
     try {
       val deadline = started + task.limits.maxRoundMillis

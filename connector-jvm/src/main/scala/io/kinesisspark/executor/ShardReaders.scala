@@ -16,6 +16,20 @@ import io.kinesisspark.reader.polling.PollingShardReader
  * }}}
  */
 object ShardReaders {
+  /**
+   * `order`'s reader from this executor's [[ShardReaderCache]] (or a new one), told what the order knows: whether
+   * ListShards reports the shard closed (an enhanced fan-out reader then confirms its end by polling), and when the
+   * task began reading (`startedAt`). Prefetch tasks and real-time tasks take their readers this way.
+   */
+  def acquire(task: ShardFetchTask, order: ShardFetchOrder, api: => KinesisApi, clock: Clock,
+      startedAt: Long): ShardReader = {
+    val reader = ShardReaderCache.acquire(task.streamId, order.stream, order.shardId, order.from, order.consumerArn)(
+      open(task, order, api, clock))
+    reader.shardClosed(order.shardClosed)
+    reader.roundStarted(startedAt)
+    reader
+  }
+
   /** A reader of `order`'s shard from its position, with the task's limits and data-loss policy. */
   def open(task: ShardFetchTask, order: ShardFetchOrder, api: KinesisApi, clock: Clock): ShardReader =
     order.consumerArn match {

@@ -248,8 +248,7 @@ final class Prefetcher(
     // retention period, as described: a reader about that far behind checks each call against it.
     val listed = discovery.listed
     val orders = readable.filter(r => consumers.isEmpty || consumerArns.contains(r._1)).map { case (stream, s, from) =>
-      ShardFetchOrder(stream, s.shardId, from, nextOrder.getAndIncrement(), listed.created.get(stream), s.hashKeyRange,
-        consumerArns.get(stream), s.closed, listed.retention.get(stream))
+      listed.order(stream, s, from, nextOrder.getAndIncrement(), consumerArns.get(stream))
     }
     val roundStart = clock.millis()
     val results = if (orders.isEmpty) Nil else dispatcher.runJob(fetchTasks(orders, room),

@@ -10,7 +10,8 @@ import org.slf4j.LoggerFactory
 import io.kinesisspark.{BufferIndex, DataLossPolicy, KinesisErrors, KinesisSourceOffset, KinesisSourceOptions,
   ShardGraph, ShardListings, ShardPosition, StartReconciler, StreamNotFoundException, TestSettings}
 import io.kinesisspark.ShardPosition.{Finished, TrimHorizon, reaches}
-import io.kinesisspark.aws.{ErrorClassifier, KinesisApi}
+import io.kinesisspark.aws.{ErrorClassifier, KinesisApi, ShardInfo}
+import io.kinesisspark.executor.ShardFetchOrder
 import io.kinesisspark.blocks.BlockRef
 import io.kinesisspark.efo.ConsumerRegistrar
 import io.kinesisspark.reader.TransientBackoff
@@ -327,6 +328,12 @@ private[kinesisspark] object ShardDiscovery {
     /** As [[ShardDiscovery.listings]] gives them: one map per listing, so a plan can tell nothing was listed since. */
     lazy val listings: Map[String, StartReconciler.Listing] =
       graphs.map { case (s, graph) => s -> StartReconciler.Listing(created(s), graph) }
+
+    /** An order to fetch `shard` of `stream` from `from`, carrying what this listing knows of the shard and stream. */
+    def order(stream: String, shard: ShardInfo, from: ShardPosition, orderId: Long,
+        consumerArn: Option[String]): ShardFetchOrder =
+      ShardFetchOrder(stream, shard.shardId, from, orderId, created.get(stream), shard.hashKeyRange, consumerArn,
+        shard.closed, retention.get(stream))
   }
 
   /**

@@ -8,7 +8,7 @@ import org.apache.spark.sql.connector.read.streaming.{MicroBatchStream, Offset, 
 
 import io.kinesisspark.{BufferIndex, KinesisErrors, KinesisMicroBatchStream, KinesisOptionKeys, KinesisSourceOffset,
   KinesisSourceOptions, ShardPosition, ShardStats, StartReconciler}
-import io.kinesisspark.executor.{ShardFetchOrder, ShardFetchResult, ShardFetchTask}
+import io.kinesisspark.executor.{ShardFetchResult, ShardFetchTask}
 import io.kinesisspark.prefetch.ShardDiscovery
 import org.apache.spark.kinesisspark.TaskSlots
 
@@ -83,10 +83,7 @@ final class KinesisRealTimeStream(
         val known = starts.collect { case ((s, shard), p) if s == stream => shard -> p } ++ positions
         val readable = graph.readable(known).filter(s => positions.contains(s.shardId))
         lazy val consumerArn = consumers.map(_.consumerArn(stream))
-        readable.map { s =>
-          ShardFetchOrder(stream, s.shardId, positions(s.shardId), 0L, listed.created.get(stream), s.hashKeyRange,
-            consumerArn, s.closed, listed.retention.get(stream))
-        }
+        readable.map(s => listed.order(stream, s, positions(s.shardId), 0L, consumerArn))
       }
     }
     // A task without a slot would start only after the batch's time is up and read nothing: by default one task per

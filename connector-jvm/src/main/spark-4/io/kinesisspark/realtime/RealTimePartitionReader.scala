@@ -33,15 +33,9 @@ final class RealTimePartitionReader(partition: RealTimeInputPartition, clock: Cl
   private val readers: Seq[ShardReader] = {
     lazy val api = KinesisClients.api(task.connection)
     val opened = Seq.newBuilder[ShardReader]
-    try task.orders.foreach { order =>
-      val reader = ShardReaderCache.acquire(task.streamId, order.stream, order.shardId, order.from, order.consumerArn)(
-        ShardReaders.open(task, order, api, clock))
-      opened += reader
-      // As a prefetch task tells its readers: whether ListShards reports the shard closed (an enhanced fan-out reader
-      // then confirms its end by polling, which some endpoints never announce), and when reading began.
-      reader.shardClosed(order.shardClosed)
-      reader.roundStarted(clock.millis())
-    } catch {
+    val startedAt = clock.millis()
+    try task.orders.foreach(order => opened += ShardReaders.acquire(task, order, api, clock, startedAt))
+    catch {
       case NonFatal(e) => opened.result().foreach(release); throw e
     }
     opened.result()
