@@ -147,17 +147,22 @@ def cluster_job() -> Iterator[Callable[..., ClusterJob]]:
         job.clean_up()
 
 
+#: Markers of tests that need a Spark line at least this new: real-time mode, through PySpark's trigger (4.2) or the
+#: JVM's (4.1).
+NEWEST_SPARK_MARKERS = {"real_time": (4, 2), "real_time_jvm": (4, 1)}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``real_time`` need pyspark's ``trigger(realTime=...)`` (4.2 and later): on older lines they are
-    deselected, not skipped (a skip would hide a defect; there the feature does not exist)."""
+    """Tests marked for a newer Spark line (:data:`NEWEST_SPARK_MARKERS`) are deselected on older lines, not skipped
+    (a skip would hide a defect; there the feature does not exist)."""
     import pyspark
 
-    if tuple(int(part) for part in pyspark.__version__.split(".")[:2]) >= (4, 2):
-        return
-    deselected = [item for item in items if item.get_closest_marker("real_time") is not None]
+    line = tuple(int(part) for part in pyspark.__version__.split(".")[:2])
+    too_new = {marker for marker, since in NEWEST_SPARK_MARKERS.items() if line < since}
+    deselected = [item for item in items if any(item.get_closest_marker(m) is not None for m in too_new)]
     if deselected:
         config.hook.pytest_deselected(items=deselected)
-        items[:] = [item for item in items if item.get_closest_marker("real_time") is None]
+        items[:] = [item for item in items if item not in deselected]
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -40,7 +40,7 @@ RUNNER = Path(__file__).resolve().parent / "jobs" / "run_doc_snippets.py"
 SHOWN_ONLY = {"text"}
 KNOWN = {"python", "scala", "json", "properties", "bash", *SHOWN_ONLY}
 # The streams the samples name, with their shard counts.
-STREAMS = {"clicks": 2, "clicks-enriched": 1, "users": 1}
+STREAMS = {"clicks": 2, "clicks-copy": 1, "clicks-enriched": 1, "users": 1}
 FENCE = re.compile(r"^```(\S*)\s*$")
 INCLUDE = re.compile(r'^--8<-- "([^"]+)"$')
 
@@ -145,6 +145,8 @@ def test_scala_samples_run(world, tmp_path):
             s.code,
             f'println("SAMPLE-OK {s.id}")',
             f'}} catch {{ case e: Throwable => println("SAMPLE-FAILED {s.id} " + e); e.printStackTrace(System.out) }}',
+            # A sample's query is not left running: a real-time one holds every task slot.
+            "spark.streams.active.foreach(_.stop())",
         ]
     script.append("System.exit(0)")
     shell = Path(world["SPARK_HOME"]) / "bin" / "spark-shell"

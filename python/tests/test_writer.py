@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from kinesis_spark import KinesisOptionError, KinesisWriter
-from kinesis_spark.errors import KinesisDataLossError
+from kinesis_spark.errors import KinesisDataLossError, SparkConnectError
 
 
 class FakeWriter:
@@ -76,8 +76,28 @@ def test_available_now() -> None:
 
 
 def test_one_trigger_only() -> None:
-    with pytest.raises(ValueError, match="not both"):
-        KinesisWriter(FakeFrame()).start(processing_time="1 second", available_now=True)  # type: ignore[arg-type]
+    for triggers in (
+        {"processing_time": "1 second", "available_now": True},
+        {"real_time": "5 seconds", "processing_time": "1 second"},
+    ):
+        with pytest.raises(ValueError, match="one of processing_time, available_now and real_time"):
+            KinesisWriter(FakeFrame()).start(**triggers)  # type: ignore[arg-type]
+
+
+def test_real_time_needs_a_classic_session() -> None:
+    class ConnectSession:
+        version = "4.2.0"
+
+        @property
+        def sparkContext(self) -> Any:  # noqa: N802
+            raise RuntimeError("not supported by Spark Connect")
+
+    df = FakeFrame()
+    df.sparkSession = ConnectSession()  # type: ignore[attr-defined]
+    with pytest.raises(SparkConnectError, match="A real-time write to Kinesis calls the connector") as info:
+        KinesisWriter(df).stream_name("out").start(real_time="5 seconds")  # type: ignore[arg-type]
+    assert "KinesisForeachWriter" in str(info.value)
+    assert df.writeStream.calls == []
 
 
 def test_save_appends() -> None:

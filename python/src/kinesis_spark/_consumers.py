@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from ._error_types import DataSourceNotFoundError, KinesisSparkError, SparkConnectError
+from ._error_types import KinesisSparkError
+from ._jvm import jvm_class, jvm_of
 from ._options_builder import OptionsBuilder
 from ._translate import translate
 
@@ -201,29 +202,15 @@ class KinesisConsumerManager(OptionsBuilder):
             raise KinesisSparkError(message) from exc
 
     def _jvm_class(self) -> Any:
-        try:
-            jvm = self._spark.sparkContext._jvm
-        except Exception:  # Spark Connect sessions have no SparkContext
-            jvm = None
-        if jvm is None:
-            raise SparkConnectError(
-                "KinesisConsumerManager calls the connector in the Spark JVM of this Python process, and a "
-                "Spark Connect session has none here. Manage enhanced fan-out consumers from a classic "
-                "session (kinesis_spark.configure(SparkSession.builder).getOrCreate()), or with the AWS CLI "
-                "or boto3 (aws kinesis list-stream-consumers / register-stream-consumer / "
-                "deregister-stream-consumer); queries with consumerMode=efo register and deregister their "
-                "own consumers on the server."
-            )
-        manager_class = jvm
-        for part in _JVM_CLASS.split("."):
-            manager_class = getattr(manager_class, part)
-        # Py4J answers a class it cannot load with a package object of that name.
-        if type(manager_class).__name__ == "JavaPackage":
-            raise DataSourceNotFoundError(
-                f"{_JVM_CLASS} is not on this SparkSession's classpath: the kinesis-spark jar is missing; "
-                "create the session with kinesis_spark.configure(SparkSession.builder).getOrCreate()"
-            )
-        return manager_class
+        jvm = jvm_of(
+            self._spark,
+            "KinesisConsumerManager",
+            "Manage enhanced fan-out consumers from a classic session "
+            "(kinesis_spark.configure(SparkSession.builder).getOrCreate()), or with the AWS CLI or boto3 "
+            "(aws kinesis list-stream-consumers / register-stream-consumer / deregister-stream-consumer); "
+            "queries with consumerMode=efo register and deregister their own consumers on the server.",
+        )
+        return jvm_class(jvm, _JVM_CLASS)
 
 
 def _java_message(exc: BaseException) -> str | None:

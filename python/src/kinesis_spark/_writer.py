@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from . import _option_keys as keys
 from ._connection_options import TEXT_CHECKS, check_connection
+from ._error_types import KinesisSparkError
+from ._jvm import jvm_class, jvm_of
 from ._option_checks import ValueCheck, ValueChecks
 from ._options_builder import OptionsBuilder
 from ._translate import translate_errors
@@ -20,6 +22,9 @@ if TYPE_CHECKING:
 
 __all__ = ["KinesisWriter"]
 
+
+#: The connector's writer of real-time queries in the JVM.
+_FOREACH_WRITER = "io.kinesisspark.sink.KinesisForeachWriter"
 
 #: The sink's and the connection's options: the catalog's kinds, and the connection's text options by code.
 _VALUE_CHECKS: Mapping[str, ValueCheck] = ValueChecks(("sink", "connection"), TEXT_CHECKS)
@@ -93,6 +98,7 @@ class KinesisWriter(OptionsBuilder):
         query_name: str | None = None,
         processing_time: timedelta | str | None = None,
         available_now: bool = False,
+        real_time: timedelta | str | None = None,
     ) -> StreamingQuery:
         """Start a streaming query that writes the (streaming) ``DataFrame`` to Kinesis.
 
@@ -108,6 +114,12 @@ class KinesisWriter(OptionsBuilder):
             soon as possible.
         available_now : bool
             Write what is available now, in as many batches as it takes, then stop.
+        real_time : timedelta or str, optional
+            Run the query in real-time mode (Spark 4.1+, ``Trigger.RealTime``) with batches this long (e.g.
+            ``"5 minutes"``; Spark's least is 5 seconds): each row is sent to Kinesis as it comes, through the
+            connector's ``KinesisForeachWriter`` (Spark admits no other sink of ours in real-time mode), with
+            the sink's pacing and retries; the output mode is ``update``. Needs a classic session (the writer
+            is made in the driver's JVM), and refuses option ``aggregation``. See docs/real-time.md.
 
         Returns
         -------
@@ -117,23 +129,66 @@ class KinesisWriter(OptionsBuilder):
         ------
         KinesisOptionError
             If the options are refused, in Python or by the connector.
+        SparkConnectError
+            If ``real_time`` is given on a Spark Connect session.
+
+        Examples
+        --------
+        >>> source = KinesisReader(spark).stream_name("orders").load()  # doctest: +SKIP
+        >>> query = (KinesisWriter(source.selectExpr("data", "partitionKey"))  # doctest: +SKIP
+        ...          .stream_name("orders-copy").start("/checkpoints/copy", real_time="5 minutes"))
         """
+        if sum(x is not None and x is not False for x in (processing_time, real_time, available_now)) > 1:
+            raise ValueError("start() takes one of processing_time, available_now and real_time")
+        if real_time is not None:
+            return self._start_real_time(_interval(real_time, "real_time"), checkpoint_location, query_name)
         writer = self.stream_writer()
         if checkpoint_location is not None:
             writer = writer.option("checkpointLocation", checkpoint_location)
         if query_name is not None:
             writer = writer.queryName(query_name)
-        if processing_time is not None and available_now:
-            raise ValueError("start() takes processing_time or available_now, not both")
-        if isinstance(processing_time, timedelta):
-            # Spark's interval syntax ("5 seconds"), not the options' duration strings.
-            processing_time = f"{processing_time // timedelta(milliseconds=1)} milliseconds"
         if processing_time is not None:
-            writer = writer.trigger(processingTime=render_text("processing_time", processing_time))
+            writer = writer.trigger(processingTime=_interval(processing_time, "processing_time"))
         elif available_now:
             writer = writer.trigger(availableNow=True)
         with translate_errors():
             return writer.start()
+
+    def _start_real_time(
+        self, interval: str, checkpoint_location: str | None, query_name: str | None
+    ) -> StreamingQuery:
+        from pyspark.sql.streaming.query import StreamingQuery
+
+        check_connection(self._by_lower_name())
+        spark = self._df.sparkSession
+        jvm = jvm_of(
+            spark,
+            "A real-time write to Kinesis",
+            "Write from a classic session (kinesis_spark.configure(SparkSession.builder).getOrCreate()), or "
+            "from Scala or Java with io.kinesisspark.sink.KinesisForeachWriter.",
+        )
+        writer_class = jvm_class(jvm, _FOREACH_WRITER)
+        if tuple(int(p) for p in spark.version.split(".")[:2]) < (4, 1):
+            raise KinesisSparkError(
+                f"real_time needs Spark 4.1 or later (Spark's real-time mode); this session runs Spark "
+                f"{spark.version}. Use processing_time for low-latency micro-batches."
+            )
+        options = jvm.java.util.HashMap()
+        for key, value in self._spark_options().items():
+            options.put(key, value)
+        jdf = self._df._jdf
+        with translate_errors():
+            stream_writer = (
+                jdf.writeStream()
+                .foreach(writer_class(jdf.schema(), options))
+                .outputMode("update")
+                .trigger(jvm.org.apache.spark.sql.streaming.Trigger.RealTime(interval))
+            )
+            if checkpoint_location is not None:
+                stream_writer = stream_writer.option("checkpointLocation", checkpoint_location)
+            if query_name is not None:
+                stream_writer = stream_writer.queryName(query_name)
+            return StreamingQuery(stream_writer.start())
 
     def save(self) -> None:
         """Write the (batch) ``DataFrame`` to Kinesis; returns when every row is written.
@@ -146,3 +201,10 @@ class KinesisWriter(OptionsBuilder):
         writer = self.batch_writer().mode("append")
         with translate_errors():
             writer.save()
+
+
+def _interval(value: timedelta | str, name: str) -> str:
+    """Spark's interval syntax for a trigger ("5 seconds"), not the options' duration strings."""
+    if isinstance(value, timedelta):
+        return f"{value // timedelta(milliseconds=1)} milliseconds"
+    return render_text(name, value)

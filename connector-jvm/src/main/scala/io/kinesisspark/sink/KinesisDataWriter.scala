@@ -35,6 +35,12 @@ final class KinesisDataWriter(convert: RowConverter, sender: PutRecordsSender,
     }
   }
 
+  /**
+   * Starts calls with the rows added so far without waiting for a full call ([[PutRecordsSender.sendReady]]); KPL
+   * aggregates still wait until they are full or [[commit]].
+   */
+  def sendReady(): Unit = sender.sendReady()
+
   override def commit(): WriterCommitMessage = {
     flush()
     KinesisWriterCommitMessage(metrics.snapshot)

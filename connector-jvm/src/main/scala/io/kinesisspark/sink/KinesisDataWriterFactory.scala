@@ -16,7 +16,7 @@ import io.kinesisspark.aws.KinesisClients
 final class KinesisDataWriterFactory(options: KinesisSinkOptions, columns: SinkColumns)
     extends DataWriterFactory with StreamingDataWriterFactory {
 
-  override def createWriter(partitionId: Int, taskId: Long): DataWriter[InternalRow] = {
+  override def createWriter(partitionId: Int, taskId: Long): KinesisDataWriter = {
     val api = KinesisClients.api(options.connection)
     val metrics = new SinkMetrics
     val shardMap = new RecentShardMaps(stream => ShardMaps.get(options.connection, api, stream))

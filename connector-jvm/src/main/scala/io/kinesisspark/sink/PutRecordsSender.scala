@@ -118,6 +118,18 @@ final class PutRecordsSender(
       backlogs.getOrElseUpdate(entry.stream, mutable.HashMap.empty)
         .getOrElseUpdate(shard, new ShardBacklog(shard, pacerOf(entry.stream, shard)))
 
+  /**
+   * Takes in the answers of calls that ended (putting refused entries back for their retry) and starts calls with
+   * whatever may go now, full or not, without waiting for any: for a writer that sends each row as it comes
+   * ([[KinesisForeachWriter]]) rather than in full calls. Throws if an entry could not be stored.
+   */
+  def sendReady(): Unit = {
+    checkFailure()
+    drainCompletions()
+    checkFailure()
+    dispatch(urgent = true)
+  }
+
   /** Sends everything queued and returns once every entry is stored; throws if one cannot be. */
   def flush(): Unit = {
     checkFailure()

@@ -190,6 +190,34 @@ class PutRecordsSenderSuite extends AnyFunSuite {
     assert(held.held.isEmpty && s.pendingEntries == 401)
   }
 
+  test("sendReady sends what is queued without waiting for a full call, and retries refusals once their back-off ends") {
+    val fake = new FakePutRecords
+    fake.refuse = (call, e) => if (call == 1 && dataOf(e) == "d2") Some("InternalFailure") else None
+    val held = new HeldExecutor
+    val s = sender(fake, maxInflight = 2, executor = held)
+    s.add(entry("k1", "d1"))
+    s.add(entry("k2", "d2"))
+    assert(held.held.isEmpty) // add alone waits for a full call
+    s.sendReady()
+    assert(held.held.size == 1)
+    s.add(entry("k3", "d3"))
+    s.sendReady()
+    s.add(entry("k4", "d4"))
+    s.sendReady() // both calls in flight: d4 waits
+    assert(held.held.size == 2 && fake.calls.isEmpty)
+    held.runAll()
+    s.sendReady() // the answers free both calls: d4 goes; d2 waits for its back-off
+    held.runAll()
+    assert(fake.calls.map(_._2.map(dataOf)) == Seq(Seq("d1", "d2"), Seq("d3"), Seq("d4")))
+    s.sendReady()
+    assert(held.held.isEmpty && s.pendingEntries == 1)
+    fake.now += 1000 // past the first back-off (at most 100 ms)
+    s.sendReady()
+    held.runAll()
+    s.sendReady()
+    assert(fake.data("s") == Seq("d1", "d3", "d4", "d2") && s.pendingEntries == 0)
+  }
+
   test("abort stops sending and retrying") {
     val fake = new FakePutRecords
     fake.refuse = (_, _) => Some(Throttled)

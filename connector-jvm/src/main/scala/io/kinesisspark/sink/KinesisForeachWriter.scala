@@ -1,0 +1,99 @@
+package io.kinesisspark.sink
+
+import java.util.concurrent.{Executors, ScheduledFuture, TimeUnit}
+
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import org.apache.spark.sql.{ForeachWriter, Row}
+import org.apache.spark.sql.catalyst.encoders.ExpressionEncoder
+import org.apache.spark.sql.types.StructType
+
+import io.kinesisspark.{KinesisErrors, KinesisOptionKeys, KinesisTable}
+
+/**
+ * Writes a streaming query's rows to Kinesis through `writeStream.foreach`: the way to write to Kinesis from a
+ * real-time query (`Trigger.RealTime`), whose sinks Spark limits to console, memory, foreach and Kafka. It takes the
+ * sink's options and columns (`data`, `partitionKey`, `explicitHashKey`, `streamName`) and writes as the sink does,
+ * with its pacing, retries and key order ([[PutRecordsSender]]), but sends each row as it comes instead of waiting
+ * for a full call: a call starts as soon as one of the task's `maxInflightRequests` is free (paced, a stream's calls
+ * go out every [[PutRecordsSender.PacedCallIntervalMs]] unless full), and a refused row is put again after its
+ * back-off even while no new row comes. `close` returns once Kinesis has stored every row of the task, so a batch
+ * that commits is written; a failed task's rows may be written again by its retry (at-least-once, as the sink).
+ *
+ * The options and columns are checked where the writer is made, on the driver: a missing column or a bad option
+ * fails before the query starts. KPL aggregation (option `aggregation`) is refused: an aggregate waits for rows to
+ * fill it, which is the latency real-time mode is for avoiding.
+ *
+ * {{{
+ *   val writer = new KinesisForeachWriter(df.schema, Map("streamName" -> "alerts", "region" -> "eu-west-1"))
+ *   df.writeStream.foreach(writer).outputMode("update").trigger(Trigger.RealTime("5 minutes"))
+ *     .option("checkpointLocation", "/checkpoints/alerts").start()
+ * }}}
+ *
+ * @param schema  the schema of the rows the query writes (`df.schema`)
+ * @param options the sink's options, as `format("kinesis")` takes them
+ */
+final class KinesisForeachWriter(schema: StructType, options: Map[String, String]) extends ForeachWriter[Row] {
+  import KinesisForeachWriter._
+
+  /** For Java and PySpark (py4j) callers. */
+  def this(schema: StructType, options: java.util.Map[String, String]) = this(schema, options.asScala.toMap)
+
+  private val sinkOptions = KinesisTable.writeSetup(options, SinkFlavour.Kinesis)
+  if (sinkOptions.aggregation) {
+    throw KinesisErrors.invalidOption(KinesisOptionKeys.Aggregation, "true", "'false' for a KinesisForeachWriter " +
+      "(it sends each row as it comes; an aggregate would hold rows until it is full)")
+  }
+  private val columns = SinkColumns.resolve(schema, sinkOptions)
+  columns.ignoredWarning.foreach(w => log.warn(w))
+
+  // Made on the executor, per task (open to close): the sender's state belongs to the thread holding `lock`.
+  @transient private var toInternal: Row => org.apache.spark.sql.catalyst.InternalRow = _
+  @transient private var writer: KinesisDataWriter = _
+  @transient private var ticks: ScheduledFuture[_] = _
+  @transient private var lock: Object = _
+
+  override def open(partitionId: Long, epochId: Long): Boolean = {
+    val serializer = ExpressionEncoder(schema).createSerializer()
+    toInternal = row => serializer(row)
+    lock = new Object
+    writer = new KinesisDataWriterFactory(sinkOptions, columns).createWriter(partitionId.toInt, epochId)
+    val owner = lock
+    val open = writer
+    ticks = Ticker.scheduleWithFixedDelay(() => owner.synchronized {
+      // A failure stays in the sender: the next row, or close, throws it.
+      try open.sendReady() catch { case NonFatal(_) => }
+    }, TickMs, TickMs, TimeUnit.MILLISECONDS)
+    true
+  }
+
+  override def process(row: Row): Unit = lock.synchronized {
+    writer.write(toInternal(row))
+    writer.sendReady()
+  }
+
+  override def close(errorOrNull: Throwable): Unit = {
+    if (ticks != null) ticks.cancel(false)
+    if (lock != null) lock.synchronized {
+      if (errorOrNull == null) writer.commit() else writer.abort()
+    }
+  }
+}
+
+object KinesisForeachWriter {
+  private val log = org.slf4j.LoggerFactory.getLogger(classOf[KinesisForeachWriter])
+
+  /**
+   * How often an open writer looks at its calls without a new row: a call that ended frees room for rows queued
+   * behind it, and a refused row's back-off may be over.
+   */
+  val TickMs = 10L
+
+  /** One thread for every open writer of the JVM: a tick only starts calls, it never waits for one. */
+  private lazy val Ticker = Executors.newSingleThreadScheduledExecutor { (r: Runnable) =>
+    val t = new Thread(r, "kinesis-foreach-writer-ticks")
+    t.setDaemon(true)
+    t
+  }
+}
