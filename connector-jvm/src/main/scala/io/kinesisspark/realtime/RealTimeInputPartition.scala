@@ -12,12 +12,13 @@ import io.kinesisspark.executor.ShardFetchTask
  * make Spark plan batches back to back.
  *
  * {{{
- *   RealTimeInputPartition(ShardFetchTask(connection, limits, streamId, orders), schema, Some("executor_host_1"))
+ *   RealTimeInputPartition(ShardFetchTask(connection, limits, streamId, orders), schema, Some("executor_host_1"), 1000)
  * }}}
  *
- * @param location the executor that read these shards in the batch before, if known
+ * @param location        the executor that read these shards in the batch before, if known
+ * @param listingPageSize ListShards' page size, for listing the children of a shard the task finishes
  */
 final case class RealTimeInputPartition(task: ShardFetchTask, recordSchema: KinesisRecordSchema,
-    location: Option[String]) extends InputPartition {
+    location: Option[String], listingPageSize: Int) extends InputPartition {
   override def preferredLocations(): Array[String] = location.toArray
 }
