@@ -63,7 +63,13 @@ def keyed_order(rows: list[RealTimeRecord], puts: list[PutResult]) -> None:
     for put in puts:
         produced[put.partition_key].append(int(put.data.decode().rsplit(":", 1)[1]))
     for key, numbers in produced.items():
-        assert delivered[key] == numbers, f"{key}: produced {numbers[:8]}..., delivered {delivered[key][:8]}..."
+        if delivered[key] != numbers:
+            at = next(i for i, (a, b) in enumerate(zip(delivered[key], numbers)) if a != b)
+            rows_of = sorted((r for r in first.values() if r.record.partition_key == key),
+                             key=lambda r: (r.record.batch_id, r.seen))
+            around = [(r.record.data.decode(), r.record.shard_id[-2:], r.record.batch_id, round(r.seen, 3))
+                      for r in rows_of[max(0, at - 3):at + 4]]
+            raise AssertionError(f"{key}: delivered out of order from #{at}: {around}")
 
 
 def children_read_with_their_parents(rows: list[RealTimeRecord], shards: list[dict]) -> dict[str, bool]:
@@ -93,11 +99,17 @@ def test_real_time_polling_reads_through_a_split_a_merge_and_a_restart(kinesis, 
         producer.wait_rounds(30)
         kinesis.split_shard(name, kinesis.open_shards(name)[0]["ShardId"])
         producer.wait_rounds(40)
-        merged = kinesis.merge_adjacent(name, 0)
+        # The split's children (neighbours by hash key: one task) merged, then that child merged with the other
+        # original shard, which another task reads: the first merge's child flows in the batch its parents end, the
+        # second's from the batch after (only a batch's commit says the other task's sink took its parent's end).
+        kinesis.merge_adjacent(name, 0)
+        in_task = next(s["ShardId"] for s in kinesis.open_shards(name) if "AdjacentParentShardId" in s)
         producer.wait_rounds(40)
-        # The children's records flow in the batch their parents end (a task reads the split's children, and both
-        # parents of the merge: neighbours by hash key go to one task); from then on no shard starts, and over three
-        # batch boundaries no iterator is asked for: readers outlive the tasks, on their executor.
+        kinesis.merge_adjacent(name, 0)
+        merged = next(s["ShardId"] for s in kinesis.open_shards(name) if "AdjacentParentShardId" in s)
+        producer.wait_rounds(40)
+        # From then on no shard starts, and over three batch boundaries no iterator is asked for: readers outlive
+        # the tasks, on their executor.
         wait_until(lambda: merged in {r.record.shard_id for r in sink.rows()}, query)
         iterators_before, batch_before = front.operation_stats("GetShardIterator")["calls"], last_batch(query)
         wait_until(lambda: last_batch(query) >= batch_before + 3, query)
@@ -131,14 +143,17 @@ def test_real_time_polling_reads_through_a_split_a_merge_and_a_restart(kinesis, 
     print(f"\nreal-time polling: {len(rows)} rows ({len(replayed)} replayed), {len({r.record.shard_id for r in rows})} "
           f"shards, {iterators} GetShardIterator calls, {steady} of them over 3 batch boundaries without resharding; "
           f"children first read in a batch with their parents' records: {with_parents}")
-    # A child's first records can miss its parents' batch only when a boundary falls between the parent's last
-    # records and its end: one of three in a batch with them shows children are read in the batch their parents end.
-    assert len(with_parents) == 3 and any(with_parents.values()), with_parents
+    # A child's first records miss its parents' batch only when a boundary falls between the parents' last records and
+    # the child's first (about half a second of a 5-second batch): the split's children or the first merge's child
+    # in a batch with their parents shows children are read in the batch their parents end (before, never).
+    assert len(with_parents) == 4 and not with_parents[merged], with_parents
+    assert any(v for k, v in with_parents.items() if k != merged), with_parents
+    assert in_task in with_parents
     # Readers made again every batch would ask for 2 iterators a boundary. One run in four so far saw 1 call in the
     # window, cause not found yet (a throttled or expired iterator would make one too): at most 1 is allowed.
     assert steady <= 1, f"{steady} GetShardIterator calls over 3 batch boundaries"
     metrics = progress["sources"][0]["metrics"]
-    assert int(metrics["recordsRead"]) > 0 and int(metrics["activeShards"]) == 2, metrics
+    assert int(metrics["recordsRead"]) > 0 and int(metrics["activeShards"]) == 1, metrics  # the last merge left one
 
 
 @pytest.mark.line_smoke  # also on Spark 4.3 (on 4.0, 4.1 and 3.5 the real_time marker deselects it)

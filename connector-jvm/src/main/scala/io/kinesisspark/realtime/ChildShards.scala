@@ -7,7 +7,10 @@ import io.kinesisspark.aws.ShardInfo
  * Which children of a shard that a real-time task just finished the task may read at once, in the batch their
  * parents ended, rather than from the next batch: those whose every listed parent is one of the task's shards and
  * finished (the order rule is [[ShardGraph.readable]]'s). A child of a merge whose other parent another task reads
- * waits for the next batch, which plans it once both parents' ends are in the offset; the driver deals shards of
+ * waits for the next batch, which plans it once both parents' ends are in the offset: within a batch, nothing says
+ * when the other task's sink has taken that parent's last records (a sink may hold rows, as PySpark's `foreach`
+ * does, or write them asynchronously), and only the batch's commit does; reading the child earlier would let a key's
+ * records from the child reach the sink before its last records from that parent. The driver deals shards of
  * adjacent hash keys to the same task ([[RealTimePlanner.group]]), so that this is the rare case.
  *
  * {{{
