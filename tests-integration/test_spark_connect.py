@@ -2,7 +2,8 @@
 ``--jars``) on 127.0.0.1, and client code in a ``pyspark-client`` environment (``dev/python-env.sh
 --connect-client``: no JVM, no full pyspark) calling each public function of the package (``jobs/connect_client.py``).
 Reading and writing work, with the jar on the server's ``--jars`` or added by the session (``spark.addArtifacts``);
-what needs a JVM in the client's process refuses with the package's SparkConnectError saying what to do; the
+what needs a JVM in the client's process refuses with the package's SparkConnectError saying what to do (the
+consumer manager, real-time writes; real-time reads work); the
 connector's errors arrive as the package's errors, with the connector's message alone.
 """
 
@@ -71,6 +72,11 @@ def test_the_package_from_a_pyspark_client_environment(kinesis, stream, emulator
     manager = result["consumer_manager"]
     assert manager.get("error") == "SparkConnectError", manager
     assert "aws kinesis list-stream-consumers" in manager["message"]
+
+    # Real-time mode reads through Connect; the real-time writer needs the client's JVM, and says so.
+    assert result["real_time_read"] == {"returned": sorted(f"record-{i}" for i in range(30))}, result["real_time_read"]
+    refused = result["real_time_write"]
+    assert refused.get("error") == "SparkConnectError" and "KinesisForeachWriter" in refused["message"], refused
 
     assert_reads_and_writes(result)
 

@@ -1,6 +1,6 @@
 """Collecting what a real-time query (a real-time trigger, Spark 4.1+) delivers.
 
-Spark admits only the console, memory, foreach and Kafka sinks in real-time mode (``foreachBatch`` is refused), so
+Spark admits only the console, foreach and Kafka sinks in real-time mode (``foreachBatch`` and ``memory`` are refused), so
 rows are collected through a ForeachWriter: each task attempt appends every row, as it processes it, to a file of its
 own (one JSON line per row, flushed at once), with the batch (Spark's epoch) and the time it was processed. A task
 ended by a stop may have processed rows whose batch never committed: the restarted query delivers them again, which

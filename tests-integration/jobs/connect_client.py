@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 import traceback
+import uuid
+from pathlib import Path
 from typing import Any, Callable
 
 from pyspark.sql import SparkSession
@@ -29,6 +32,24 @@ def step(results: dict[str, Any], name: str, action: Callable[[], Any]) -> None:
         results[name] = {"error": type(error).__name__, "module": type(error).__module__, "message": str(error)}
         if not type(error).__module__.startswith("kinesis_spark"):
             results[name]["traceback"] = traceback.format_exc()[-3000:]
+
+
+class LineFiles:
+    """A ForeachWriter: each task attempt appends its rows' ``data`` to a file of its own under ``root``."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+
+    def open(self, partition_id: int, epoch_id: int) -> bool:
+        self.file = open(f"{self.root}/p{partition_id}-e{epoch_id}-{uuid.uuid4().hex}", "a")  # noqa: SIM115
+        return True
+
+    def process(self, row: Any) -> None:
+        self.file.write(row.data + "\n")
+        self.file.flush()
+
+    def close(self, error: BaseException | None) -> None:
+        self.file.close()
 
 
 def main(url: str, endpoint: str, stream: str, out_stream: str, jar: str | None = None) -> None:
@@ -79,6 +100,41 @@ def main(url: str, endpoint: str, stream: str, out_stream: str, jar: str | None 
         return [progress["sink"].get("metrics", {}) for progress in query.recentProgress]
 
     step(results, "stream_write", stream_write)
+
+    def real_time_read() -> Any:
+        # Real-time mode through Connect (Spark 4.2+'s trigger(realTime=...)), into a foreach writer (the server runs
+        # it in its Python workers): Spark admits no memory sink in real-time mode.
+        rows = Path("real-time-rows").absolute()
+        rows.mkdir()
+        df = reader(stream).initial_position(InitialPosition.trim_horizon()).load()
+        query = (df.selectExpr("CAST(data AS STRING) AS data").writeStream.foreach(LineFiles(str(rows)))
+                 .outputMode("update").option("checkpointLocation", "checkpoint-real-time")
+                 .trigger(realTime="5 seconds").start())
+
+        def lines() -> list[str]:
+            return sorted(line for path in rows.iterdir() for line in path.read_text().splitlines())
+
+        deadline = time.monotonic() + 90
+        try:
+            while len(lines()) < 30 and time.monotonic() < deadline:
+                with translate_errors():
+                    error = query.exception()
+                    if error is not None:
+                        raise error
+                time.sleep(0.5)
+            return lines()
+        finally:
+            query.stop()
+
+    step(results, "real_time_read", real_time_read)
+
+    def real_time_write() -> Any:
+        df = reader(stream).load().select("partitionKey", "data")
+        KinesisWriter(df).stream_name(out_stream).region(REGION).endpoint(endpoint).credentials("a", "b").start(
+            "checkpoint-real-time-write", real_time="5 seconds")
+        return "started"
+
+    step(results, "real_time_write", real_time_write)
     print("RESULT " + json.dumps(results), flush=True)
     spark.stop()
 
