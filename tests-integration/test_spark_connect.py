@@ -74,7 +74,8 @@ def test_the_package_from_a_pyspark_client_environment(kinesis, stream, emulator
     assert "aws kinesis list-stream-consumers" in manager["message"]
 
     # Real-time mode reads through Connect; the real-time writer needs the client's JVM, and says so.
-    assert result["real_time_read"] == {"returned": sorted(f"record-{i}" for i in range(30))}, result["real_time_read"]
+    read_real_time = result["real_time_read"]
+    assert read_real_time == {"returned": sorted(f"record-{i}" for i in range(30))}, read_real_time
     refused = result["real_time_write"]
     assert refused.get("error") == "SparkConnectError" and "KinesisForeachWriter" in refused["message"], refused
 

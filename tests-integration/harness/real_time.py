@@ -1,10 +1,11 @@
 """Collecting what a real-time query (a real-time trigger, Spark 4.1+) delivers.
 
-Spark admits only the console, foreach and Kafka sinks in real-time mode (``foreachBatch`` and ``memory`` are refused), so
-rows are collected through a ForeachWriter: each task attempt appends every row, as it processes it, to a file of its
-own (one JSON line per row, flushed at once), with the batch (Spark's epoch) and the time it was processed. A task
-ended by a stop may have processed rows whose batch never committed: the restarted query delivers them again, which
-is what real-time mode's at-least-once promise allows, and what :meth:`RealTimeSink.replayed` tells apart.
+Spark admits only the console, foreach and Kafka sinks in real-time mode (``foreachBatch`` and ``memory`` are
+refused), so rows are collected through a ForeachWriter: each task attempt appends every row, as it processes it, to
+a file of its own (one JSON line per row, flushed at once), with the batch (Spark's epoch) and the time it was
+processed. A task ended by a stop may have processed rows whose batch never committed: the restarted query delivers
+them again, which is what real-time mode's at-least-once promise allows, and what :meth:`RealTimeSink.replayed` tells
+apart.
 """
 
 from __future__ import annotations
