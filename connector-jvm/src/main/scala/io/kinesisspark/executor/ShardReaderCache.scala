@@ -16,9 +16,9 @@ import io.kinesisspark.reader.ShardReader
  * closed and a fresh one is made. Sources are taken out while in use, so two task attempts never share one.
  *
  * Bounded in time and in number: sources idle for longer than `idleMillis` (by default 5 minutes, as long as an
- * iterator lives) are closed and dropped, whether or not another task arrives (the executor's cache sweeps itself),
- * and beyond `maxSources` the least recently released go first (an executor may have stopped reading a stream's
- * shards, or the query stopped without telling it).
+ * iterator lives), or than the shorter time a source's release asks for, are closed and dropped, whether or not
+ * another task arrives (the executor's cache sweeps itself), and beyond `maxSources` the least recently released go
+ * first (an executor may have stopped reading a stream's shards, or the query stopped without telling it).
  *
  * {{{
  *   val reader = ShardReaderCache.acquire(streamId, "clicks", "shardId-000000000000", from)(ShardReaders.open(...))
@@ -29,7 +29,7 @@ import io.kinesisspark.reader.ShardReader
  */
 class ShardReaderCache(clock: Clock, idleMillis: Long, maxSources: Int) {
   private final case class Key(streamId: Int, stream: String, shardId: String)
-  private final case class Entry(reader: ShardReader, releasedAtMillis: Long)
+  private final case class Entry(reader: ShardReader, releasedAtMillis: Long, idleMillis: Long)
 
   private val readers = new ConcurrentHashMap[Key, Entry]()
   // Stream instances that stopped: a task still running then releases its sources into nothing (a few ints per query).
@@ -44,7 +44,7 @@ class ShardReaderCache(clock: Clock, idleMillis: Long, maxSources: Int) {
     // walk n entries n times (a third of all allocation at 1,000 shards in DriverScaleBenchmark, whose local-mode
     // executor shares the driver's JVM). An idle entry of another shard goes with the next sweep.
     val cached = Option(readers.remove(Key(streamId, stream, shardId)))
-    val fresh = cached.filter(e => clock.millis() - e.releasedAtMillis <= idleMillis).map(_.reader)
+    val fresh = cached.filter(e => clock.millis() - e.releasedAtMillis <= e.idleMillis).map(_.reader)
       .filter(r => !r.ended && r.position == from && r.consumerArn == consumerArn)
     fresh.getOrElse {
       cached.foreach(_.reader.close())
@@ -52,10 +52,15 @@ class ShardReaderCache(clock: Clock, idleMillis: Long, maxSources: Int) {
     }
   }
 
-  def release(streamId: Int, reader: ShardReader): Unit = {
+  /**
+   * Keeps `reader` for the next task of its shard (closes it if it ended or its stream stopped).
+   *
+   * @param idleFor how long it may wait for that task, at most the cache's `idleMillis`
+   */
+  def release(streamId: Int, reader: ShardReader, idleFor: Long = Long.MaxValue): Unit = {
     if (!reader.ended && !dropped.contains(streamId)) {
       val key = Key(streamId, reader.stream, reader.shardId)
-      val entry = Entry(reader, clock.millis())
+      val entry = Entry(reader, clock.millis(), math.min(idleFor, idleMillis))
       Option(readers.put(key, entry)).map(_.reader).filter(_ ne reader).foreach(_.close())
       // The stream stopped while we put it back: dropStream may have looked before the put.
       if (dropped.contains(streamId) && readers.remove(key, entry)) reader.close()
@@ -72,10 +77,10 @@ class ShardReaderCache(clock: Clock, idleMillis: Long, maxSources: Int) {
   /** Whether [[dropStream]] was called for `streamId` (its query stopped): fetches for it end. */
   def isDropped(streamId: Int): Boolean = dropped.contains(streamId)
 
-  /** Closes and drops the sources released more than `idleMillis` ago. */
+  /** Closes and drops the sources idle for longer than they may be. */
   def evictIdle(): Unit = {
     val now = clock.millis()
-    readers.entrySet().asScala.filter(e => now - e.getValue.releasedAtMillis > idleMillis)
+    readers.entrySet().asScala.filter(e => now - e.getValue.releasedAtMillis > e.getValue.idleMillis)
       .foreach(e => if (readers.remove(e.getKey, e.getValue)) e.getValue.reader.close())
   }
 

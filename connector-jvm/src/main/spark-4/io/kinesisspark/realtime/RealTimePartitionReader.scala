@@ -100,9 +100,15 @@ final class RealTimePartitionReader(partition: RealTimeInputPartition, clock: Cl
 
   override def close(): Unit = if (released.compareAndSet(false, true)) records.readersToKeep().foreach(release)
 
-  private def release(reader: ShardReader): Unit = ShardReaderCache.release(task.streamId, reader)
+  // The next batch's task comes within seconds; if none does, the query stopped (on a cluster nothing tells this
+  // executor), and an enhanced fan-out subscription kept for it would go on costing until the cache's sweep.
+  private def release(reader: ShardReader): Unit =
+    ShardReaderCache.release(task.streamId, reader, RealTimePartitionReader.ReaderIdleMillis)
 }
 
 object RealTimePartitionReader {
   private val log = org.slf4j.LoggerFactory.getLogger(classOf[RealTimePartitionReader])
+
+  /** How long a shard's reader waits on its executor for the next batch's task (the cache sweeps every 30 s). */
+  val ReaderIdleMillis = 60 * 1000L
 }

@@ -42,6 +42,24 @@ class ShardReaderCacheSuite extends AnyFunSuite {
     assert(idle.closed && !recent.closed && cache.size == 1)
   }
 
+  test("a source released for a shorter wait goes after it, handed out or swept") {
+    val clock = new SteppedClock
+    val cache = new ShardReaderCache(clock, idleMillis = 1000L, maxSources = 10)
+    val (short, long) = (new Source("shard-0"), new Source("shard-1"))
+    cache.release(1, short, idleFor = 200L)
+    cache.release(1, long, idleFor = 5000L) // no longer than the cache's own limit
+    clock.sleep(300)
+    assert(cache.acquire(1, "s", "shard-0", ShardPosition.TrimHorizon)(new Source("shard-0")) ne short)
+    assert(short.closed)
+    cache.release(1, short, idleFor = 200L)
+    clock.sleep(300)
+    cache.evictIdle()
+    assert(cache.size == 1 && !long.closed)
+    clock.sleep(800)
+    cache.evictIdle()
+    assert(cache.size == 0 && long.closed)
+  }
+
   test("a source idle for longer than idleMillis is not handed out, even before a sweep") {
     val clock = new SteppedClock
     val cache = new ShardReaderCache(clock, idleMillis = 1000L, maxSources = 10)
