@@ -1,6 +1,7 @@
 package io.kinesisspark.sink
 
 import java.util.concurrent.{Executors, ScheduledFuture, TimeUnit}
+import java.util.concurrent.locks.ReentrantLock
 
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
@@ -42,7 +43,9 @@ final class KinesisForeachWriter(schema: StructType, options: Map[String, String
 
   private val sinkOptions = KinesisTable.writeSetup(options, SinkFlavour.Kinesis)
   if (sinkOptions.aggregation) {
-    throw KinesisErrors.invalidOption(KinesisOptionKeys.Aggregation, "true", "'false' for a KinesisForeachWriter " +
+    val given = options.collectFirst { case (k, v) if k.equalsIgnoreCase(KinesisOptionKeys.Aggregation) => v }
+    throw KinesisErrors.invalidOption(KinesisOptionKeys.Aggregation, given.getOrElse("true"),
+      "'false' for a KinesisForeachWriter " +
       "(it sends each row as it comes; an aggregate would hold rows until it is full)")
   }
   private val columns = SinkColumns.resolve(schema, sinkOptions)
@@ -52,32 +55,41 @@ final class KinesisForeachWriter(schema: StructType, options: Map[String, String
   @transient private var toInternal: Row => org.apache.spark.sql.catalyst.InternalRow = _
   @transient private var writer: KinesisDataWriter = _
   @transient private var ticks: ScheduledFuture[_] = _
-  @transient private var lock: Object = _
+  @transient private var lock: ReentrantLock = _
 
   override def open(partitionId: Long, epochId: Long): Boolean = {
     val serializer = ExpressionEncoder(schema).createSerializer()
     toInternal = row => serializer(row)
-    lock = new Object
-    writer = new KinesisDataWriterFactory(sinkOptions, columns).createWriter(partitionId.toInt, epochId)
-    val owner = lock
-    val open = writer
-    ticks = Ticker.scheduleWithFixedDelay(() => owner.synchronized {
-      // A failure stays in the sender: the next row, or close, throws it.
-      try open.sendReady() catch { case NonFatal(_) => }
+    val made = new KinesisDataWriterFactory(sinkOptions, columns).createWriter(partitionId.toInt, epochId)
+    val held = new ReentrantLock()
+    writer = made
+    lock = held
+    ticks = Ticker.scheduleWithFixedDelay(() => {
+      // Skipped while the task's thread holds the writer (it is sending, or waiting for room): the one ticker thread
+      // serves every writer of the JVM and must not wait for any. A failure stays in the sender: the next row, or
+      // close, throws it.
+      if (held.tryLock()) {
+        try made.sendReady() catch { case NonFatal(_) => } finally held.unlock()
+      }
     }, TickMs, TickMs, TimeUnit.MILLISECONDS)
     true
   }
 
-  override def process(row: Row): Unit = lock.synchronized {
+  override def process(row: Row): Unit = locked {
     writer.write(toInternal(row))
     writer.sendReady()
   }
 
   override def close(errorOrNull: Throwable): Unit = {
     if (ticks != null) ticks.cancel(false)
-    if (lock != null) lock.synchronized {
+    if (writer != null) locked {
       if (errorOrNull == null) writer.commit() else writer.abort()
     }
+  }
+
+  private def locked[T](body: => T): T = {
+    lock.lock()
+    try body finally lock.unlock()
   }
 }
 
