@@ -401,9 +401,11 @@ class Producer:
         self._put(entries)
 
     def probe(self, shards: int) -> None:
-        """One probe record to each shard (``spread_keys`` gives the shards' keys in turn)."""
-        self._put([{"PartitionKey": self.keys[i], "Data": f"{time.time():.6f}:{PROBE}{i}".encode()}
-                   for i in range(shards)])
+        """One probe record to each shard (``spread_keys`` gives the shards' keys in turn), 500 a call (PutRecords'
+        most)."""
+        for first in range(0, shards, 500):
+            self._put([{"PartitionKey": self.keys[i], "Data": f"{time.time():.6f}:{PROBE}{i}".encode()}
+                       for i in range(first, min(shards, first + 500))])
 
     def _put(self, entries: list[dict]) -> None:
         response = self.client.put_records(StreamName=self.stream, Records=entries)

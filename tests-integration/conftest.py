@@ -148,8 +148,8 @@ def cluster_job() -> Iterator[Callable[..., ClusterJob]]:
 
 
 #: Markers of tests that need a Spark line at least this new: real-time mode, through PySpark's trigger (4.2) or the
-#: JVM's (4.1).
-NEWEST_SPARK_MARKERS = {"real_time": (4, 2), "real_time_jvm": (4, 1)}
+#: JVM's (4.1), and with state (4.3).
+NEWEST_SPARK_MARKERS = {"real_time": (4, 2), "real_time_jvm": (4, 1), "real_time_stateful": (4, 3)}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -204,6 +204,34 @@ def test_real_time_refuses_what_it_cannot_honour(spark, stream, read_kinesis, em
         to_kinesis.start()
 
 
+@pytest.mark.line_smoke
+@pytest.mark.real_time_stateful  # Spark 4.3 and later
+def test_real_time_deduplicates_on_4_3_when_the_tasks_leave_slots_for_the_state(spark, kinesis, stream, read_kinesis,
+                                                                                  tmp_path):
+    name = stream(2)
+    puts = kinesis.put_records(name, [(f"key-{i % 5}", f"key-{i % 5}:{i // 5}".encode()) for i in range(20)])
+    spark.conf.set("spark.sql.shuffle.partitions", "1")
+    try:
+        # By default the source takes every slot (local[2]: 2), and the state's stage needs one more at once.
+        crowded = RealTimeSink(tmp_path / "crowded").start(
+            read_kinesis(name, initialPosition="trim_horizon").dropDuplicates(["partitionKey"]))
+        message = wait_for_failure(crowded)
+        assert "CONCURRENT_SCHEDULER_INSUFFICIENT_SLOT" in message and "needs 3" in message, message
+        # realTimeTasks + spark.sql.shuffle.partitions within the slots (docs/real-time.md): each key once.
+        sink = RealTimeSink(tmp_path / "fits")
+        query = sink.start(read_kinesis(name, initialPosition="trim_horizon", realTimeTasks="1")
+                           .dropDuplicates(["partitionKey"]))
+        try:
+            firsts = {p.partition_key: (p.shard_id, p.sequence_number) for p in reversed(puts)}
+            sink.wait_for(query, set(firsts.values()))
+            time.sleep(2)  # a duplicate would show up
+        finally:
+            query.stop()
+    finally:
+        spark.conf.unset("spark.sql.shuffle.partitions")
+    assert sorted(r.record.data.decode() for r in sink.rows()) == [f"key-{k}:0" for k in range(5)]
+
+
 @pytest.mark.reliability
 def test_real_time_loses_nothing_when_its_executors_and_then_its_driver_are_killed(kinesis, emulator, stream, tmp_path,
                                                                                   cluster_job):
