@@ -101,12 +101,7 @@ object ShardFetchTask {
  */
 final case class ShardFetchOrder(stream: String, shardId: String, from: ShardPosition, orderId: Long,
     streamCreatedMillis: Option[Long] = None, hashKeyRange: Option[HashKeyRange] = None,
-    consumerArn: Option[String] = None, shardClosed: Boolean = false, retentionMillis: Option[Long] = None) {
-
-  /** The order of a child shard of this one, read from its start, as the stream's other orders say to read it. */
-  def child(shard: io.kinesisspark.aws.ShardInfo): ShardFetchOrder = copy(shardId = shard.shardId,
-    from = ShardPosition.TrimHorizon, hashKeyRange = shard.hashKeyRange, shardClosed = shard.closed)
-}
+    consumerArn: Option[String] = None, shardClosed: Boolean = false, retentionMillis: Option[Long] = None)
 
 /**
  * What one task read from one shard: contiguous ranges (one per GetRecords call that returned records, or one

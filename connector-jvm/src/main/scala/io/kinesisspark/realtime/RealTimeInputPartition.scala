@@ -12,13 +12,12 @@ import io.kinesisspark.executor.ShardFetchTask
  * make Spark plan batches back to back.
  *
  * {{{
- *   RealTimeInputPartition(ShardFetchTask(connection, limits, streamId, orders), schema, Some("executor_host_1"), 1000)
+ *   RealTimeInputPartition(ShardFetchTask(connection, limits, streamId, orders), schema, Some("executor_host_1"))
  * }}}
  *
- * @param location        the executor that read these shards in the batch before, if known
- * @param listingPageSize ListShards' page size, for listing the children of a shard the task finishes
+ * @param location the executor that read these shards in the batch before, if known
  */
 final case class RealTimeInputPartition(task: ShardFetchTask, recordSchema: KinesisRecordSchema,
-    location: Option[String], listingPageSize: Int) extends InputPartition {
+    location: Option[String]) extends InputPartition {
   override def preferredLocations(): Array[String] = location.toArray
 }

@@ -19,23 +19,18 @@ object RealTimePlanner {
   final case class Group(orders: Seq[ShardFetchOrder], location: Option[String])
 
   /**
-   * Deals the orders, sorted by stream and hash key (shard id when the range is not known), to `tasks` groups of
-   * neighbours (fewer when there are fewer orders, and one empty group when there are none: see
-   * [[RealTimeInputPartition]]), as even in size as they can be. Neighbours, because Kinesis merges only shards of
-   * adjacent hash keys, and a task reads the child of a merge in the batch its parents end only when it reads both
-   * ([[ChildShards]]). The same shards are dealt the same way every batch, so each group's shards, and the executor
-   * that holds their readers, stay together.
+   * Deals the orders, sorted by stream and shard id, to `tasks` groups in turn (fewer when there are fewer orders, and
+   * one empty group when there are none: see [[RealTimeInputPartition]]). The same shards are dealt the same way every
+   * batch, so each group's shards, and the executor that holds their readers, stay together.
    */
   def group(orders: Seq[ShardFetchOrder], tasks: Int,
       lastLocation: ((String, String)) => Option[String]): Seq[Group] = {
     require(tasks >= 1, s"tasks must be at least 1, not $tasks")
     if (orders.isEmpty) return Seq(Group(Nil, None))
-    val sorted = orders.sortBy(o => (o.stream, o.hashKeyRange.fold(BigInt(-1))(_.startingHashKey), o.shardId))
+    val sorted = orders.sortBy(o => (o.stream, o.shardId))
     val count = math.min(tasks, sorted.size)
-    val (size, larger) = (sorted.size / count, sorted.size % count)
     (0 until count).map { i =>
-      val from = i * size + math.min(i, larger)
-      val mine = sorted.slice(from, from + size + (if (i < larger) 1 else 0))
+      val mine = sorted.indices.filter(_ % count == i).map(sorted)
       val places = mine.flatMap(o => lastLocation((o.stream, o.shardId)))
       Group(mine, if (places.isEmpty) None else Some(places.groupBy(identity).maxBy(_._2.size)._1))
     }

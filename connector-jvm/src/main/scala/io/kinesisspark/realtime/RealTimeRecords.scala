@@ -12,9 +12,7 @@ import io.kinesisspark.reader.{ShardPoller, ShardReader}
  * called ([[ShardPoller]]), and its batch is handed out record by record before any reader is called again. Each
  * shard's position moves with the records handed out, not with what its reader fetched, so the offset a task
  * reports when Spark ends it is exactly after the last record Spark got: nothing fetched and not handed out counts as
- * read. A shard whose end was fetched is `Finished` once its last record has been handed out; then `childrenOf` may
- * give readers of its children, which join the task's shards at once (a child's records come after all of its
- * parents', as each parent finished before the child's reader was made).
+ * read. A shard whose end was fetched is `Finished` once its last record has been handed out.
  *
  * {{{
  *   val records = new RealTimeRecords(Seq(reader0, reader1), Clock.systemUTC())
@@ -25,15 +23,9 @@ import io.kinesisspark.reader.{ShardPoller, ShardReader}
  *   records.progress  // every shard's position and counts, for the task's offset
  * }}}
  *
- * @param childrenOf given a shard just finished and the positions of the task's shards of its stream, readers of the
- *                   children the task may read now ([[ChildShards]])
- * @param sleep      waits the given millis; replaced in tests, with the clock
+ * @param sleep waits the given millis; replaced in tests, with the clock
  */
-final class RealTimeRecords(
-    initial: Seq[ShardReader],
-    clock: Clock,
-    childrenOf: (ShardReader, Map[String, ShardPosition]) => Seq[ShardReader] = (_, _) => Nil,
-    sleep: Long => Unit = ms => Thread.sleep(ms)) {
+final class RealTimeRecords(readers: Seq[ShardReader], clock: Clock, sleep: Long => Unit = ms => Thread.sleep(ms)) {
   private final class Shard(val reader: ShardReader) {
     var position: ShardPosition = reader.position
     var records = 0L
@@ -43,24 +35,8 @@ final class RealTimeRecords(
     val countersAtStart = reader.counters
   }
 
-  private val readers = scala.collection.mutable.ArrayBuffer.empty[ShardReader]
-  private val shards = scala.collection.mutable.HashMap.empty[ShardReader, Shard]
-  private var poller: ShardPoller = _
-  initial.foreach(add)
-
-  private def add(reader: ShardReader): Unit = {
-    readers += reader
-    shards(reader) = new Shard(reader)
-    poller = new ShardPoller(readers.toVector, clock, sleep)
-  }
-
-  /** Marks `shard` read to its end (once), and takes in the children its end lets the task read. */
-  private def finish(shard: Shard): Unit = if (shard.position != Finished) {
-    shard.position = Finished
-    val positions = shards.values.filter(_.reader.stream == shard.reader.stream)
-      .map(s => s.reader.shardId -> s.position).toMap
-    childrenOf(shard.reader, positions).foreach(add)
-  }
+  private val shards = readers.map(r => r -> new Shard(r)).toMap
+  private val poller = new ShardPoller(readers, clock, sleep)
   private var pending: Iterator[KinesisRecord] = Iterator.empty
   private var pendingShard: Shard = _
   private var pendingEnds = false
@@ -73,7 +49,7 @@ final class RealTimeRecords(
    */
   def next(deadlineMillis: Long): Option[(ShardReader, KinesisRecord)] = {
     while (!pending.hasNext) {
-      if (pendingShard != null && pendingEnds) finish(pendingShard)
+      if (pendingShard != null && pendingEnds) pendingShard.position = Finished
       pendingShard = null
       poller.pollUntil(deadlineMillis) match {
         case None => return None
@@ -93,7 +69,7 @@ final class RealTimeRecords(
     pendingShard.records += 1
     pendingShard.bytes += record.data.length
     // The shard's last record handed out: it is finished now, not only once another record is asked for.
-    if (!pending.hasNext && pendingEnds) finish(pendingShard)
+    if (!pending.hasNext && pendingEnds) pendingShard.position = Finished
     Some(pendingShard.reader -> record)
   }
 
@@ -101,7 +77,7 @@ final class RealTimeRecords(
    * The readers, to keep for the next task, once this one is over: a reader whose batch was not all handed out holds
    * the rest ([[LeftoverShardReader]]), so it stands where its shard's progress says. Called once, at the task's end.
    */
-  def readersToKeep(): Seq[ShardReader] = readers.toVector.map { reader =>
+  def readersToKeep(): Seq[ShardReader] = readers.map { reader =>
     val s = shards(reader)
     if ((s eq pendingShard) && pending.hasNext) {
       LeftoverShardReader(reader, s.position, pending.toVector, pendingEnds, pendingLag, pendingCaughtUp)
@@ -109,7 +85,7 @@ final class RealTimeRecords(
   }
 
   /** Every shard's progress so far in this task. */
-  def progress: Seq[ShardProgress] = readers.toVector.map { reader =>
+  def progress: Seq[ShardProgress] = readers.map { reader =>
     val s = shards(reader)
     ShardProgress(reader.stream, reader.shardId, s.position, s.records, s.bytes, s.millisBehindLatest, s.caughtUp,
       reader.counters - s.countersAtStart)

@@ -21,9 +21,8 @@ import org.apache.spark.kinesisspark.TaskSlots
  * with the listing as a micro-batch does ([[StartReconciler]]: new shards, shards gone, a stream created again, data
  * loss), and deals the shards whose parents are finished to `realTimeTasks` tasks ([[RealTimePlanner]]). Each task
  * reads its shards until the batch's time is up ([[RealTimePartitionReader]]) and reports where each stands; the
- * batch's end is the start moved by those reports, which Spark writes to its offset log. A task that finishes a shard
- * reads its children at once when it reads all their parents ([[ChildShards]]); any other child is read from the batch
- * after the one in which its parents finished. The same shards go to the same executor each batch, where their
+ * batch's end is the start moved by those reports, which Spark writes to its offset log. A child shard is read from the
+ * batch after the one in which its parents finished. The same shards go to the same executor each batch, where their
  * readers (iterators, rate limits, enhanced fan-out subscriptions) wait between tasks.
  *
  * Batches with a known end (replayed from the offset log under another trigger) are read as micro-batches are, from
@@ -97,7 +96,7 @@ final class KinesisRealTimeStream(
       RealTimeInputPartition(ShardFetchTask(options.connection, limits, streamId, group.orders,
         dataLoss = io.kinesisspark.DataLossPolicy(options.failOnDataLoss),
         efoSubscriptionMaxEvents = options.efo.flatMap(_.subscriptionMaxEvents)),
-        options.recordSchema, group.location, options.maxShardsPerDescribe): InputPartition
+        options.recordSchema, group.location): InputPartition
     }.toArray
   }
 

@@ -30,10 +30,8 @@ final class RealTimePartitionReader(partition: RealTimeInputPartition, clock: Cl
 
   private val task = partition.task
   private val schema = partition.recordSchema
-  private lazy val api = KinesisClients.api(task.connection)
-  // Every shard the task reads, its children included: a child's order is made from its parent's.
-  private val orders = scala.collection.mutable.HashMap(task.orders.map(o => (o.stream, o.shardId) -> o): _*)
   private val readers: Seq[ShardReader] = {
+    lazy val api = KinesisClients.api(task.connection)
     val opened = Seq.newBuilder[ShardReader]
     val startedAt = clock.millis()
     try task.orders.foreach(order => opened += ShardReaders.acquire(task, order, api, clock, startedAt))
@@ -42,28 +40,8 @@ final class RealTimePartitionReader(partition: RealTimeInputPartition, clock: Cl
     }
     opened.result()
   }
-  private val children = new ChildShards(stream => api.listShards(stream, partition.listingPageSize))
-  private val records = new RealTimeRecords(readers, clock, childReaders)
-  private val names = scala.collection.mutable.HashMap.empty[ShardReader, (UTF8String, UTF8String)]
-
-  /**
-   * Readers of the children of `finished` that this task may read now ([[ChildShards]]). A listing that fails leaves
-   * them to the next batch, which plans them from its own listing: later, never out of order.
-   */
-  private def childReaders(finished: ShardReader, positions: Map[String, io.kinesisspark.ShardPosition]) =
-    try {
-      val parent = orders((finished.stream, finished.shardId))
-      children.startable(finished.stream, finished.shardId, positions).map { shard =>
-        val order = parent.child(shard)
-        orders((order.stream, order.shardId)) = order
-        ShardReaders.acquire(task, order, api, clock, clock.millis())
-      }
-    } catch {
-      case NonFatal(e) =>
-        RealTimePartitionReader.log.warn(s"Could not list the children of ${finished.stream}/${finished.shardId}: " +
-          s"they are read from the next batch on ($e)")
-        Nil
-    }
+  private val records = new RealTimeRecords(readers, clock)
+  private val names = readers.map(r => r -> (UTF8String.fromString(r.stream), UTF8String.fromString(r.shardId))).toMap
   private var current: InternalRow = _
 
   def nextWithTimeout(timeoutMs: java.lang.Long): RecordStatus = nextBefore(clock.millis() + timeoutMs)
@@ -73,8 +51,7 @@ final class RealTimePartitionReader(partition: RealTimeInputPartition, clock: Cl
 
   private def nextBefore(deadlineMillis: Long): RecordStatus = records.next(deadlineMillis) match {
     case Some((reader, record)) =>
-      val (stream, shardId) =
-        names.getOrElseUpdate(reader, (UTF8String.fromString(reader.stream), UTF8String.fromString(reader.shardId)))
+      val (stream, shardId) = names(reader)
       current = schema.toRow(stream, shardId, record)
       RecordStatus.newStatusWithArrivalTimeMs(record.approximateArrivalMillis)
     case None =>
@@ -107,8 +84,6 @@ final class RealTimePartitionReader(partition: RealTimeInputPartition, clock: Cl
 }
 
 object RealTimePartitionReader {
-  private val log = org.slf4j.LoggerFactory.getLogger(classOf[RealTimePartitionReader])
-
   /** How long a shard's reader waits on its executor for the next batch's task (the cache sweeps every 30 s). */
   val ReaderIdleMillis = 60 * 1000L
 }
