@@ -56,6 +56,8 @@ final class KinesisForeachWriter(schema: StructType, options: Map[String, String
   @transient private var writer: KinesisDataWriter = _
   @transient private var ticks: ScheduledFuture[_] = _
   @transient private var lock: ReentrantLock = _
+  // The first error a tick met is logged; the task's next row, or close, throws it.
+  @transient @volatile private var warned = false
 
   override def open(partitionId: Long, epochId: Long): Boolean = {
     val serializer = ExpressionEncoder(schema).createSerializer()
@@ -66,10 +68,11 @@ final class KinesisForeachWriter(schema: StructType, options: Map[String, String
     lock = held
     ticks = Ticker.scheduleWithFixedDelay(() => {
       // Skipped while the task's thread holds the writer (it is sending, or waiting for room): the one ticker thread
-      // serves every writer of the JVM and must not wait for any. A failure stays in the sender: the next row, or
-      // close, throws it.
+      // serves every writer of the JVM and must not wait for any.
       if (held.tryLock()) {
-        try made.sendReady() catch { case NonFatal(_) => } finally held.unlock()
+        try made.sendReady() catch {
+          case NonFatal(e) => if (!warned) { warned = true; log.warn(s"Kinesis writer of partition $partitionId: $e") }
+        } finally held.unlock()
       }
     }, TickMs, TickMs, TimeUnit.MILLISECONDS)
     true
