@@ -35,19 +35,18 @@ import io.kinesisspark.{KinesisErrors, KinesisOptionKeys, KinesisTable}
  * @param schema  the schema of the rows the query writes (`df.schema`)
  * @param options the sink's options, as `format("kinesis")` takes them
  */
-final class KinesisForeachWriter(schema: StructType, options: Map[String, String]) extends ForeachWriter[Row] {
+final class KinesisForeachWriter private[sink] (
+    schema: StructType,
+    sinkOptions: KinesisSinkOptions,
+    newWriter: KinesisForeachWriter.WriterMaker) extends ForeachWriter[Row] {
   import KinesisForeachWriter._
+
+  def this(schema: StructType, options: Map[String, String]) =
+    this(schema, KinesisForeachWriter.setup(options), KinesisForeachWriter.SinkWriters)
 
   /** For Java and PySpark (py4j) callers. */
   def this(schema: StructType, options: java.util.Map[String, String]) = this(schema, options.asScala.toMap)
 
-  private val sinkOptions = KinesisTable.writeSetup(options, SinkFlavour.Kinesis)
-  if (sinkOptions.aggregation) {
-    val given = options.collectFirst { case (k, v) if k.equalsIgnoreCase(KinesisOptionKeys.Aggregation) => v }
-    throw KinesisErrors.invalidOption(KinesisOptionKeys.Aggregation, given.getOrElse("true"),
-      "'false' for a KinesisForeachWriter " +
-      "(it sends each row as it comes; an aggregate would hold rows until it is full)")
-  }
   private val columns = SinkColumns.resolve(schema, sinkOptions)
   columns.ignoredWarning.foreach(w => log.warn(w))
 
@@ -62,7 +61,7 @@ final class KinesisForeachWriter(schema: StructType, options: Map[String, String
   override def open(partitionId: Long, epochId: Long): Boolean = {
     val serializer = ExpressionEncoder(schema).createSerializer()
     toInternal = row => serializer(row)
-    val made = new KinesisDataWriterFactory(sinkOptions, columns).createWriter(partitionId.toInt, epochId)
+    val made = newWriter(sinkOptions, columns, partitionId.toInt, epochId)
     val held = new ReentrantLock()
     writer = made
     lock = held
@@ -98,6 +97,27 @@ final class KinesisForeachWriter(schema: StructType, options: Map[String, String
 
 object KinesisForeachWriter {
   private val log = org.slf4j.LoggerFactory.getLogger(classOf[KinesisForeachWriter])
+
+  /** Makes a task's writer: the options, the columns, the partition and the epoch. */
+  private[sink] type WriterMaker = (KinesisSinkOptions, SinkColumns, Int, Long) => KinesisDataWriter
+
+  /** The sink's own writers ([[KinesisDataWriterFactory]]). */
+  private object SinkWriters extends WriterMaker with Serializable {
+    override def apply(options: KinesisSinkOptions, columns: SinkColumns, partitionId: Int, epochId: Long) =
+      new KinesisDataWriterFactory(options, columns).createWriter(partitionId, epochId)
+  }
+
+  /** The options parsed, the stream checked to exist, and `aggregation` refused (see the class's comment). */
+  private def setup(options: Map[String, String]): KinesisSinkOptions = {
+    val parsed = KinesisTable.writeSetup(options, SinkFlavour.Kinesis)
+    if (parsed.aggregation) {
+      val value = options.collectFirst { case (k, v) if k.equalsIgnoreCase(KinesisOptionKeys.Aggregation) => v }
+      throw KinesisErrors.invalidOption(KinesisOptionKeys.Aggregation, value.getOrElse("true"),
+        "'false' for a KinesisForeachWriter (it sends each row as it comes; an aggregate would hold rows until it " +
+          "is full)")
+    }
+    parsed
+  }
 
   /**
    * How often an open writer looks at its calls without a new row: a call that ended frees room for rows queued
