@@ -14,7 +14,7 @@ import io.kinesisspark.{KinesisErrors, KinesisOptionKeys, KinesisTable}
 
 /**
  * Writes a streaming query's rows to Kinesis through `writeStream.foreach`: the way to write to Kinesis from a
- * real-time query (`Trigger.RealTime`), whose sinks Spark limits to console, memory, foreach and Kafka. It takes the
+ * real-time query (`Trigger.RealTime`), whose sinks Spark limits to console, foreach and Kafka. It takes the
  * sink's options and columns (`data`, `partitionKey`, `explicitHashKey`, `streamName`) and writes as the sink does,
  * with its pacing, retries and key order ([[PutRecordsSender]]), but sends each row as it comes instead of waiting
  * for a full call: a call starts as soon as one of the task's `maxInflightRequests` is free (paced, a stream's calls
@@ -32,8 +32,10 @@ import io.kinesisspark.{KinesisErrors, KinesisOptionKeys, KinesisTable}
  *     .option("checkpointLocation", "/checkpoints/alerts").start()
  * }}}
  *
- * @param schema  the schema of the rows the query writes (`df.schema`)
- * @param options the sink's options, as `format("kinesis")` takes them
+ * Made with the schema of the rows the query writes (`df.schema`) and the sink's options, as `format("kinesis")`
+ * takes them (a Scala or a Java map).
+ *
+ * @param newWriter makes each task's writer (the sink's; another in tests)
  */
 final class KinesisForeachWriter private[sink] (
     schema: StructType,
