@@ -9,9 +9,14 @@ import java.time.Clock
  * second and throttling back-off; a fan-out reader's subscription), and the poller always calls the one that may call
  * soonest, as a prefetch task does.
  *
- * No call starts at or after the deadline: when the soonest reader may only call later, the poller sleeps until the
- * deadline and returns nothing. A call already started is not cut short, so a poll can end after its deadline by one
- * call (a GetRecords call, or a fan-out reader's wait for an event, at most its `pollWaitMs`).
+ * Between calls the poller waits until the soonest reader may call, or until a fan-out reader's subscription raises
+ * the poller's [[ReadySignal]] with an event: fan-out readers are handed the signal ([[ShardReader.wakeOn]]), so none
+ * of them waits inside its call for its own shard's event while another shard's event is queued.
+ *
+ * No call starts at or after the deadline: when the soonest reader may only call later and nothing arrives, the
+ * poller waits until the deadline and returns nothing. A call already started is not cut short, so a poll can end
+ * after its deadline by one call (a GetRecords call). [[close]] takes the signal back from the readers, which
+ * outlive the poller (a real-time task's readers are kept for the next task).
  *
  * {{{
  *   val poller = new ShardPoller(Seq(readerOfShard0, readerOfShard1), Clock.systemUTC())
@@ -21,9 +26,13 @@ import java.time.Clock
  *   }
  * }}}
  *
- * @param sleep waits the given millis; replaced in tests, with the clock
+ * @param sleep waits the given millis; replaced in tests, with the clock. By default (`None`) the poller waits on its
+ *              signal, which an event raises.
  */
-final class ShardPoller(readers: Seq[ShardReader], clock: Clock, sleep: Long => Unit = ms => Thread.sleep(ms)) {
+final class ShardPoller(readers: Seq[ShardReader], clock: Clock, sleep: Option[Long => Unit] = None) {
+  private val signal = new ReadySignal
+  private val waitFor: Long => Unit = sleep.getOrElse(ms => signal.await(ms))
+  readers.foreach(_.wakeOn(Some(signal)))
 
   /**
    * Calls readers, soonest first, until one returns records or its shard's end, and returns that reader and its
@@ -38,8 +47,9 @@ final class ShardPoller(readers: Seq[ShardReader], clock: Clock, sleep: Long => 
       // would overflow into a wait of centuries.
       val until = math.min(reader.readyAt, deadlineMillis)
       val now = clock.millis() // read once: a clock that moved between the check and the sleep could make it negative
-      if (until > now) sleep(until - now)
-      if (reader.readyAt < deadlineMillis && clock.millis() < deadlineMillis) {
+      if (until > now) waitFor(until - now)
+      // After a wait, the reader to call may be another (an event came): look again.
+      if (until <= now && clock.millis() < deadlineMillis) {
         val batch = reader.next()
         if (batch.count > 0 || batch.ended) found = Some(reader -> batch)
         open = open.filterNot(_.ended)
@@ -47,4 +57,7 @@ final class ShardPoller(readers: Seq[ShardReader], clock: Clock, sleep: Long => 
     }
     found
   }
+
+  /** The readers stop raising this poller's signal: they go on to another poller, or are closed. */
+  def close(): Unit = readers.foreach(_.wakeOn(None))
 }

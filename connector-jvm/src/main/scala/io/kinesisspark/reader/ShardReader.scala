@@ -46,6 +46,14 @@ trait ShardReader {
   /** Whether Kinesis answered that the consumer does not exist (deregistered, or gone with its stream). */
   def consumerMissing: Boolean = false
 
+  /**
+   * From now on, raise `signal` whenever this source can give something without waiting (`None`: stop). A source that
+   * is pushed to (enhanced fan-out) then no longer waits inside [[next]] for an event: whoever polls many sources waits
+   * on the signal instead, until the soonest [[readyAt]]. Sources that call Kinesis themselves (polling) ignore it:
+   * their [[readyAt]] already says when they can give something.
+   */
+  def wakeOn(signal: Option[ReadySignal]): Unit = ()
+
   /** Releases what the source holds open (a subscription); it is not used afterwards. */
   def close(): Unit = ()
 

@@ -2,7 +2,7 @@ package io.kinesisspark.realtime
 
 import io.kinesisspark.ShardPosition
 import io.kinesisspark.blocks.{KinesisRecord, RecordBlockCodec}
-import io.kinesisspark.reader.{ShardCounters, ShardReadBatch, ShardReader}
+import io.kinesisspark.reader.{ReadySignal, ShardCounters, ShardReadBatch, ShardReader}
 
 /**
  * A shard's reader with the records it fetched that a real-time task had not handed out when Spark ended the task
@@ -38,6 +38,7 @@ final class LeftoverShardReader private (
   override def roundStarted(atMillis: Long): Unit = underlying.roundStarted(atMillis)
   override def shardClosed(closed: Boolean): Unit = underlying.shardClosed(closed)
   override def consumerMissing: Boolean = underlying.consumerMissing
+  override def wakeOn(signal: Option[ReadySignal]): Unit = underlying.wakeOn(signal)
   override def close(): Unit = underlying.close()
   override def counters: ShardCounters = underlying.counters
 }

@@ -23,9 +23,10 @@ import io.kinesisspark.reader.{ShardPoller, ShardReader}
  *   records.progress  // every shard's position and counts, for the task's offset
  * }}}
  *
- * @param sleep waits the given millis; replaced in tests, with the clock
+ * @param sleep waits the given millis; replaced in tests, with the clock (by default the poller's own wait, which a
+ *              fan-out event ends early)
  */
-final class RealTimeRecords(readers: Seq[ShardReader], clock: Clock, sleep: Long => Unit = ms => Thread.sleep(ms)) {
+final class RealTimeRecords(readers: Seq[ShardReader], clock: Clock, sleep: Option[Long => Unit] = None) {
   private final class Shard(val reader: ShardReader) {
     var position: ShardPosition = reader.position
     var records = 0L
@@ -77,7 +78,12 @@ final class RealTimeRecords(readers: Seq[ShardReader], clock: Clock, sleep: Long
    * The readers, to keep for the next task, once this one is over: a reader whose batch was not all handed out holds
    * the rest ([[LeftoverShardReader]]), so it stands where its shard's progress says. Called once, at the task's end.
    */
-  def readersToKeep(): Seq[ShardReader] = readers.map { reader =>
+  def readersToKeep(): Seq[ShardReader] = {
+    poller.close()
+    readers.map(keep)
+  }
+
+  private def keep(reader: ShardReader): ShardReader = {
     val s = shards(reader)
     if ((s eq pendingShard) && pending.hasNext) {
       LeftoverShardReader(reader, s.position, pending.toVector, pendingEnds, pendingLag, pendingCaughtUp)

@@ -1,5 +1,7 @@
 package io.kinesisspark.reader
 
+import java.time.Clock
+
 import scala.collection.mutable.ArrayBuffer
 import scala.util.Random
 
@@ -19,11 +21,26 @@ class ShardPollerSuite extends AnyFunSuite {
   private def polling(api: FakeKinesisApi, shard: String, clock: SteppedClock, from: ShardPosition = TrimHorizon) =
     new PollingShardReader(api, "s", shard, from, FetchLimits(100, minFetchPeriodMs = 200), clock, clock.sleep)
 
+  private val arn = "arn:aws:kinesis:us-east-1:000000000000:stream/s/consumer/c:1"
+
+  /** A fan-out reader of `shard` over `subscriber`, its subscription started by `scheduler`. */
+  private def fanOut(api: FakeKinesisApi, shard: String, subscriber: FakeShardSubscriber, scheduler: ManualScheduler,
+      clock: Clock, pollWaitMs: Long): FanOutShardReader = {
+    val subscriptionClock = scheduler.clock
+    new FanOutShardReader(api, { from =>
+      val s = new ShardSubscription(subscriber, arn, "s", shard, from, 4, None, scheduler, subscriptionClock,
+        new Random(5))
+      s.start()
+      s
+    }, "s", shard, TrimHorizon, arn, FetchLimits(100), clock, DataLossPolicy(failOnDataLoss = true),
+      pollWaitMs = pollWaitMs)
+  }
+
   test("returns the first shard that gives records, after calling the others in turn") {
     val api = new FakeKinesisApi(); empty(api, "shard-0"); api.add("shard-1", 3)
     val clock = new SteppedClock
     val (idle, full) = (polling(api, "shard-0", clock), polling(api, "shard-1", clock))
-    val found = new ShardPoller(Seq(idle, full), clock, clock.sleep).pollUntil(1000L)
+    val found = new ShardPoller(Seq(idle, full), clock, Some(clock.sleep)).pollUntil(1000L)
     assert(found.map(_._1).contains(full))
     assert(found.get._2.records.map(_.data.toSeq) == api.shards("shard-1").map(_.data.toSeq))
     assert(full.position == found.get._2.lastPosition.get)
@@ -35,7 +52,7 @@ class ShardPollerSuite extends AnyFunSuite {
     val clock = new SteppedClock
     clock.now = 1764288000000L // 2025-11-28, as a system clock would say
     val reader = polling(api, "shard-0", clock)
-    val found = new ShardPoller(Seq(reader), clock, clock.sleep).pollUntil(clock.now + 1000L)
+    val found = new ShardPoller(Seq(reader), clock, Some(clock.sleep)).pollUntil(clock.now + 1000L)
     assert(found.map(_._2.count).contains(2))
     assert(clock.sleeps.isEmpty && clock.now == 1764288000000L)
   }
@@ -44,7 +61,7 @@ class ShardPollerSuite extends AnyFunSuite {
     val api = new FakeKinesisApi(); empty(api, "shard-0"); empty(api, "shard-1")
     val clock = new SteppedClock
     val readers = Seq(polling(api, "shard-0", clock), polling(api, "shard-1", clock))
-    assert(new ShardPoller(readers, clock, clock.sleep).pollUntil(1000L).isEmpty)
+    assert(new ShardPoller(readers, clock, Some(clock.sleep)).pollUntil(1000L).isEmpty)
     assert(clock.now == 1000L)
     // Calls at 0, 200, 400, 600 and 800 ms on each shard: minFetchPeriod, and none at or after the deadline.
     assert(readers.map(_.calls) == Seq(5L, 5L))
@@ -59,7 +76,7 @@ class ShardPollerSuite extends AnyFunSuite {
       if (clock.now >= 500L && !put) { api.add("shard-0", 2, arrivalMillis = 500L); put = true }
     }
     val reader = polling(api, "shard-0", clock)
-    val found = new ShardPoller(Seq(reader), clock, sleep).pollUntil(5000L)
+    val found = new ShardPoller(Seq(reader), clock, Some(sleep)).pollUntil(5000L)
     assert(found.map(_._2.count).contains(2))
     assert(clock.now == 600L) // the first call after the put, on the shard's 200 ms spacing
   }
@@ -69,7 +86,7 @@ class ShardPollerSuite extends AnyFunSuite {
     api.closed += "shard-0"
     val clock = new SteppedClock
     val reader = polling(api, "shard-0", clock)
-    val poller = new ShardPoller(Seq(reader), clock, clock.sleep)
+    val poller = new ShardPoller(Seq(reader), clock, Some(clock.sleep))
     val found = poller.pollUntil(1000L)
     assert(found.exists(_._2.ended) && reader.ended)
     assert(poller.pollUntil(5000L).isEmpty && clock.now < 1000L)
@@ -79,18 +96,55 @@ class ShardPollerSuite extends AnyFunSuite {
     val api = new FakeKinesisApi(); empty(api, "polled"); api.add("fanned-out", 5)
     val clock = new SteppedClock
     val scheduler = new ManualScheduler(clock)
-    val subscriber = new FakeShardSubscriber(api.shards("fanned-out"), perEvent = 10, clock)
-    val arn = "arn:aws:kinesis:us-east-1:000000000000:stream/s/consumer/c:1"
-    val fanOut = new FanOutShardReader(api, { from =>
-      val s = new ShardSubscription(subscriber, arn, "s", "fanned-out", from, 4, None, scheduler, clock, new Random(5))
-      s.start()
-      s
-    }, "s", "fanned-out", TrimHorizon, arn, FetchLimits(100), clock, DataLossPolicy(failOnDataLoss = true),
-      pollWaitMs = 0L)
+    val fanOutReader =
+      fanOut(api, "fanned-out", new FakeShardSubscriber(api.shards("fanned-out"), 10, clock), scheduler, clock, 0L)
     scheduler.runNext() // the subscription starts
     val polled = polling(api, "polled", clock)
-    val found = new ShardPoller(Seq(polled, fanOut), clock, clock.sleep).pollUntil(1000L)
-    assert(found.map(_._1).contains(fanOut) && found.get._2.count == 5)
-    assert(polled.calls <= 1 && fanOut.position == found.get._2.lastPosition.get)
+    val found = new ShardPoller(Seq(polled, fanOutReader), clock, Some(clock.sleep)).pollUntil(1000L)
+    assert(found.map(_._1).contains(fanOutReader) && found.get._2.count == 5)
+    assert(polled.calls <= 1 && fanOutReader.position == found.get._2.lastPosition.get)
+  }
+
+  test("an event on one fanned-out shard is taken as it comes while another shard has none: no wait on the idle one") {
+    val api = new FakeKinesisApi(); empty(api, "idle"); empty(api, "busy")
+    val endpointClock = new SteppedClock
+    val scheduler = new ManualScheduler(endpointClock)
+    val busySubscriber = new FakeShardSubscriber(api.shards("busy"), 10, endpointClock)
+    // Each waits up to a minute inside a call when no poller signal is given: a poller that waited on the idle
+    // shard's subscription would take that long to see the busy shard's event.
+    val system = Clock.systemUTC()
+    val idle = fanOut(api, "idle", new FakeShardSubscriber(api.shards("idle"), 10, endpointClock), scheduler, system,
+      60000L)
+    val busy = fanOut(api, "busy", busySubscriber, scheduler, system, 60000L)
+    while (scheduler.runNext()) () // both subscriptions start
+    val poller = new ShardPoller(Seq(idle, busy), system)
+    val producer = new Thread(() => {
+      Thread.sleep(300) // the poller has looked at both shards and waits
+      api.add("busy", 3)
+      busySubscriber.pump()
+    })
+    val started = System.nanoTime()
+    producer.start()
+    val found = poller.pollUntil(system.millis() + 120000L)
+    val tookMs = (System.nanoTime() - started) / 1000000L
+    producer.join()
+    assert(found.map(_._1).contains(busy) && found.get._2.count == 3)
+    assert(tookMs < 30000L, s"the busy shard's event came after $tookMs ms: the poller waited on the idle shard")
+    poller.close()
+  }
+
+  test("an idle fanned-out shard is called without waiting, then again only every IdleRecheckMs") {
+    val api = new FakeKinesisApi(); empty(api, "idle")
+    val clock = new SteppedClock
+    val scheduler = new ManualScheduler(clock)
+    val idle = fanOut(api, "idle", new FakeShardSubscriber(api.shards("idle"), 10, clock), scheduler, clock, 60000L)
+    scheduler.runNext()
+    val poller = new ShardPoller(Seq(idle), clock, Some(clock.sleep))
+    assert(poller.pollUntil(2500L).isEmpty)
+    // Called at 0, 1,000 and 2,000 ms, each returning at once (the clock moves only by the poller's waits).
+    assert(clock.sleeps == Seq(FanOutShardReader.IdleRecheckMs, FanOutShardReader.IdleRecheckMs, 500L))
+    // Handed back (the task ended), it waits inside its calls again, and is ready whenever it last was.
+    poller.close()
+    assert(idle.readyAt == 2000L)
   }
 }

@@ -23,7 +23,7 @@ class RealTimeRecordsSuite extends AnyFunSuite {
     val api = new FakeKinesisApi(); api.add("shard-0", 3); api.add("shard-1", 2)
     val clock = new SteppedClock
     val records = new RealTimeRecords(Seq(polling(api, "shard-0", clock), polling(api, "shard-1", clock)), clock,
-      clock.sleep)
+      Some(clock.sleep))
     val got = drain(records, 1000L)
     assert(got.groupBy(_._1).map { case (s, rs) => s -> rs.map(_._2) } ==
       api.shards.map { case (s, rs) => s -> rs.map(_.sequenceNumber).toSeq }.toMap)
@@ -33,7 +33,7 @@ class RealTimeRecordsSuite extends AnyFunSuite {
   test("a shard's position is the last record handed out, not the last one its reader fetched") {
     val api = new FakeKinesisApi(); api.add("shard-0", 4)
     val clock = new SteppedClock
-    val records = new RealTimeRecords(Seq(polling(api, "shard-0", clock)), clock, clock.sleep)
+    val records = new RealTimeRecords(Seq(polling(api, "shard-0", clock)), clock, Some(clock.sleep))
     assert(records.progress.map(_.position) == Seq(TrimHorizon))
     val (_, first) = records.next(1000L).get
     // The reader fetched all four in one call; only one went to Spark.
@@ -47,12 +47,12 @@ class RealTimeRecordsSuite extends AnyFunSuite {
     api.closed += "shard-0"
     val clock = new SteppedClock
     val reader = polling(api, "shard-0", clock)
-    val first = new RealTimeRecords(Seq(reader), clock, clock.sleep)
+    val first = new RealTimeRecords(Seq(reader), clock, Some(clock.sleep))
     val (_, record) = first.next(1000L).get
     val Seq(kept) = first.readersToKeep()
     assert(kept.position == record.position && !kept.ended && reader.ended) // the call fetched the shard's end too
     val callsBefore = reader.calls
-    val second = new RealTimeRecords(Seq(kept), clock, clock.sleep)
+    val second = new RealTimeRecords(Seq(kept), clock, Some(clock.sleep))
     assert(drain(second, 1000L).map(_._2) == api.shards("shard-0").drop(1).map(_.sequenceNumber).toSeq)
     assert(reader.calls == callsBefore && second.progress.head.position == Finished && kept.ended)
     // Nothing left over: the reader itself is kept.
@@ -64,7 +64,7 @@ class RealTimeRecordsSuite extends AnyFunSuite {
     api.closed ++= Seq("shard-0", "shard-1")
     val clock = new SteppedClock
     val records = new RealTimeRecords(Seq(polling(api, "shard-0", clock), polling(api, "shard-1", clock)), clock,
-      clock.sleep)
+      Some(clock.sleep))
     records.next(1000L)
     assert(records.progress.head.position != Finished)
     records.next(1000L)
@@ -80,7 +80,7 @@ class RealTimeRecordsSuite extends AnyFunSuite {
     val reader = polling(api, "shard-0", clock)
     reader.next() // a call before the task: not the task's
     api.add("shard-0", 1)
-    val records = new RealTimeRecords(Seq(reader), clock, clock.sleep)
+    val records = new RealTimeRecords(Seq(reader), clock, Some(clock.sleep))
     assert(records.next(1000L).isDefined)
     val progress = records.progress.head
     assert(progress.counters.calls == 1 && progress.millisBehindLatest.contains(0L) && progress.caughtUp)

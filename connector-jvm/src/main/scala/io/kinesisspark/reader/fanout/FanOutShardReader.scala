@@ -8,14 +8,15 @@ import software.amazon.awssdk.services.kinesis.model.{InvalidArgumentException, 
 import io.kinesisspark.{DataLossPolicy, ShardPosition}
 import io.kinesisspark.ShardPosition.Finished
 import io.kinesisspark.aws.{HashKeyRange, KinesisApi}
-import io.kinesisspark.reader.{Deaggregator, FetchLimits, ResumeCheck, ShardCounters, ShardReadBatch, ShardReader}
+import io.kinesisspark.reader.{Deaggregator, FetchLimits, ReadySignal, ResumeCheck, ShardCounters, ShardReadBatch,
+  ShardReader}
 import io.kinesisspark.reader.polling.PollingShardReader
 
 /**
  * Reads one shard by enhanced fan-out: each [[next]] takes one event of the shard's [[ShardSubscription]] (waiting
- * up to `pollWaitMs` for it) and returns its records after [[position]], de-aggregated exactly as polling does, with
- * the event's `millisBehindLatest` as the shard's lag. Positions are sequence numbers as with polling, so a
- * checkpoint moves freely between the two modes.
+ * up to `pollWaitMs` for it, or not at all once given a signal to raise instead, see [[wakeOn]]) and returns its
+ * records after [[position]], de-aggregated exactly as polling does, with the event's `millisBehindLatest` as the
+ * shard's lag. Positions are sequence numbers as with polling, so a checkpoint moves freely between the two modes.
  *
  * The end of a closed shard: an endpoint may announce it (an event with child shards and no continuation), or not
  * (kinesis-mock never does). So once ListShards reports the shard closed ([[shardClosed]]) and the subscription has
@@ -66,6 +67,7 @@ final class FanOutShardReader(
   private var nextEndCheckAt = Long.MinValue
   private var endCheck: Option[PollingShardReader] = None
   private val deaggregator = new Deaggregator(stream, shardId, hashKeyRange, clock)
+  private var wakeup: Option[ReadySignal] = None
 
   var calls = 0L
   var callMillis = 0L
@@ -84,15 +86,27 @@ final class FanOutShardReader(
   override def shardClosed(closed: Boolean): Unit = closedShard = closed
   override def roundStarted(atMillis: Long): Unit = roundStart = atMillis
 
-  /** Queued events first, then the shard polled least recently. */
-  override def readyAt: Long = if (subscription.queuedEvents > 0) Long.MinValue else lastPollAt
+  /**
+   * Queued events first, then the shard polled least recently. With a signal to raise, an idle shard waits for it and
+   * is only looked at again after [[IdleRecheckMs]]: to confirm a closed shard's end and to keep its subscription
+   * from pausing (a subscription nobody polls for a minute pauses).
+   */
+  override def readyAt: Long =
+    if (subscription.queuedEvents > 0) Long.MinValue
+    else if (wakeup.isDefined && lastPollAt != Long.MinValue) lastPollAt + IdleRecheckMs
+    else lastPollAt
+
+  override def wakeOn(signal: Option[ReadySignal]): Unit = {
+    wakeup = signal
+    subscription.wakeOn(signal)
+  }
 
   override def next(): ShardReadBatch = {
     require(!_ended, s"shard $shardId of stream '$stream' was already read to its end")
     val started = clock.millis()
     lastPollAt = started
     val event =
-      try subscription.poll(pollWaitMs)
+      try subscription.poll(if (wakeup.isDefined) 0L else pollWaitMs)
       catch { case e: KinesisException if positionRefused(e) => return restartFromOldest(e) }
     callMillis += clock.millis() - started
     event match {
@@ -162,6 +176,7 @@ final class FanOutShardReader(
     earlierSubscriptions += subscription.subscriptionsAccepted
     resumeCheck.iteratorPosition(_position, recordsFollowed = lag.exists(_ > 0L))
     subscription = subscribe(resumeCheck.refused())
+    subscription.wakeOn(wakeup)
     ShardReadBatch.Throttled
   }
 }
@@ -171,4 +186,9 @@ object FanOutShardReader {
   /** How long one [[FanOutShardReader.next]] waits for an event before the fetcher turns to another shard. */
   val DefaultPollWaitMs = 100L
   val EndCheckIntervalMs = 1000L
+  /**
+   * How often a reader that raises a signal when events come is polled with none queued (see
+   * [[FanOutShardReader.readyAt]]): as often as a closed shard's end is confirmed.
+   */
+  val IdleRecheckMs: Long = EndCheckIntervalMs
 }

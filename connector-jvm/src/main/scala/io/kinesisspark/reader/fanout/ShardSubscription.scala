@@ -13,7 +13,7 @@ import software.amazon.awssdk.services.kinesis.model.{InvalidArgumentException, 
 
 import io.kinesisspark.{KinesisErrors, ShardPosition}
 import io.kinesisspark.aws.ErrorClassifier
-import io.kinesisspark.reader.TransientBackoff
+import io.kinesisspark.reader.{ReadySignal, TransientBackoff}
 
 /**
  * Executor side of enhanced fan-out: one shard's subscription, kept open across prefetch rounds, with a bounded
@@ -80,6 +80,7 @@ final class ShardSubscription(
   private var paused = false
   private var lastPolledAt = clock.millis()
   private var _consumerMissing = false
+  @volatile private var wakeup: Option[ReadySignal] = None
 
   /** Counters since this subscription was made. */
   @volatile var subscriptionsAccepted = 0L
@@ -126,6 +127,15 @@ final class ShardSubscription(
         synchronized(failure).foreach(e => throw e)
         None
     }
+  }
+
+  /**
+   * Raises `signal` for every event queued from now on, and at once if events already wait; `None` stops it. (A
+   * failure beyond retrying does not raise it: it is thrown by the next [[poll]] that finds the queue empty.)
+   */
+  def wakeOn(signal: Option[ReadySignal]): Unit = {
+    wakeup = signal
+    if (!queue.isEmpty) signal.foreach(_.raise())
   }
 
   /** Events received and not yet taken. */
@@ -205,6 +215,7 @@ final class ShardSubscription(
           _consumerMissing = false
           advance(event).foreach(resumeFrom = _)
           queue.put(Queued(epoch, event.copy(receivedAtMillis = clock.millis())))
+          wakeup.foreach(_.raise())
           if (event.endsShard) {
             shardEnded = true
             generation += 1

@@ -97,7 +97,7 @@ object FakeShardSubscriber {
 }
 
 /** Runs scheduled tasks when the test says, on the test's clock. */
-final class ManualScheduler(clock: SteppedClock) extends Scheduler {
+final class ManualScheduler(val clock: SteppedClock) extends Scheduler {
   private val tasks = mutable.ArrayBuffer.empty[(Long, () => Unit)]
   val delays = mutable.ArrayBuffer.empty[Long]
 
