@@ -71,14 +71,30 @@ object ErrorClassifier {
     else if (operation.startsWith("Put")) "kms:GenerateDataKey"
     else "kms:Decrypt"
 
-  /** Worth retrying after a back-off: throttling, a 5xx, no answer at all, or an expired listing token. */
+  /**
+   * Worth retrying after a back-off: throttling, a 5xx, no answer at all, an expired listing token, or no free
+   * connection in the HTTP/2 client's pool.
+   */
   def isTransient(e: Throwable): Boolean = e match {
     case _: KinesisSparkException => false
     case _: ExpiredNextTokenException => true
     case s: AwsServiceException   => isThrottling(s) || s.statusCode() >= 500
     case _: SdkClientException    => true
+    case _ if isConnectionPoolFull(e) => true
     case _                        => false
   }
+
+  /**
+   * The SDK's Netty client found no connection for a call: none freed within its acquire timeout (a `TimeoutException`
+   * underneath), or too many calls already waiting for one (an `IllegalStateException`). It hands an event stream's
+   * handler (SubscribeToShard) these as a bare `Throwable` around that cause, not as an `SdkClientException` as it
+   * does for other calls; seen when a thousand subscriptions start at once against a busy endpoint.
+   */
+  private def isConnectionPoolFull(e: Throwable): Boolean =
+    e.getClass == classOf[Throwable] && (e.getCause match {
+      case _: java.util.concurrent.TimeoutException | _: IllegalStateException => true
+      case _ => false
+    })
 
   /** The error code Kinesis answered (`LimitExceededException`, ...), or the exception's class name without one. */
   def errorCode(e: Throwable): String = e match {

@@ -36,7 +36,12 @@ class ErrorClassifierSuite extends AnyFunSuite {
     val passing = Seq(SdkClientException.create("Connection refused"), answered(503, "ServiceUnavailable"),
       answered(500, "InternalFailure"),
       // A listing's pages took over 300 seconds: listing again from the first page works.
-      ExpiredNextTokenException.builder().statusCode(400).message("token expired").build())
+      ExpiredNextTokenException.builder().statusCode(400).message("token expired").build(),
+      // How the SDK's Netty client hands SubscribeToShard's handler a pool with no connection to give.
+      new Throwable("Acquire operation took longer than the configured maximum time.",
+        new java.util.concurrent.TimeoutException("Acquire operation took longer than 10000 milliseconds.")),
+      new Throwable("Too many outstanding acquire operations.",
+        new IllegalStateException("Too many outstanding acquire operations")))
     passing.foreach { e =>
       assert(ErrorClassifier.isTransient(e), e)
       assert(!ErrorClassifier.isThrottling(e), e)
@@ -44,6 +49,7 @@ class ErrorClassifierSuite extends AnyFunSuite {
     val final_ = Seq(InvalidArgumentException.builder().statusCode(400).message("bad").build(),
       ResourceNotFoundException.builder().statusCode(400).message("no stream").build(),
       answered(400, "AccessDeniedException"), new IllegalStateException("bug"),
+      new Throwable("bug", new IllegalArgumentException("bad")), new java.util.concurrent.TimeoutException("ours"),
       KinesisErrors.streamNotFound("clicks", "us-east-1", "http://127.0.0.1:1"))
     final_.foreach { e =>
       assert(!ErrorClassifier.isTransient(e), e)

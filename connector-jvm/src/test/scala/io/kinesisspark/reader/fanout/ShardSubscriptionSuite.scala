@@ -156,6 +156,19 @@ class ShardSubscriptionSuite extends AnyFunSuite {
     assert(e.getCause.isInstanceOf[SdkClientException])
   }
 
+  test("no free connection in the HTTP/2 client's pool (a bare Throwable from the SDK) is retried, not thrown") {
+    val s = new Setup(records = 6, perEvent = 3)
+    val poolFull = new Throwable("Acquire operation took longer than the configured maximum time.",
+      new java.util.concurrent.TimeoutException("Acquire operation took longer than 10000 milliseconds."))
+    s.subscriber.script += Refuse(poolFull)
+    s.subscriber.script += Accept(events = 1, endWith = Some(poolFull))
+    val sub = s.subscription(TrimHorizon)
+    (1 to 4).foreach(_ => s.scheduler.runNext())
+    assert(s.subscriber.attempts.size == 3, s.subscriber.attempts)
+    val events = Iterator.continually(sub.poll(0L)).take(2).flatten.toSeq
+    assert(events.flatMap(_.records).size == 6, "both events, from the second and third attempts")
+  }
+
   test("an error that cannot pass (a denied permission) reaches the task at once, naming the IAM action") {
     val s = new Setup(records = 3)
     val denied = KinesisException.builder().statusCode(400).message("denied")
