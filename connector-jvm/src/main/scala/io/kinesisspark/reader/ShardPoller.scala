@@ -15,7 +15,8 @@ import java.time.Clock
  *
  * No call starts at or after the deadline: when the soonest reader may only call later and nothing arrives, the
  * poller waits until the deadline and returns nothing. A call already started is not cut short, so a poll can end
- * after its deadline by one call (a GetRecords call). [[close]] takes the signal back from the readers, which
+ * after its deadline by one call: a GetRecords call, which after throttling first waits out its back-off (a fan-out
+ * reader makes one too, to confirm a closed shard's end). [[close]] takes the signal back from the readers, which
  * outlive the poller (a real-time task's readers are kept for the next task).
  *
  * {{{
@@ -34,28 +35,50 @@ final class ShardPoller(readers: Seq[ShardReader], clock: Clock, sleep: Option[L
   private val waitFor: Long => Unit = sleep.getOrElse(ms => signal.await(ms))
   readers.foreach(_.wakeOn(Some(signal)))
 
+  private val all = readers.toIndexedSeq
+  // Readers ready alike (fan-out readers with events queued are all ready at Long.MinValue) are called in turn,
+  // starting after the one called last: a shard whose queue never empties (catching up) does not starve the others.
+  private var after = 0
+
   /**
    * Calls readers, soonest first, until one returns records or its shard's end, and returns that reader and its
    * batch; `None` once `deadlineMillis` (clock millis) is reached with nothing, or when every shard has ended.
    */
   def pollUntil(deadlineMillis: Long): Option[(ShardReader, ShardReadBatch)] = {
     var found: Option[(ShardReader, ShardReadBatch)] = None
-    var open = readers.filterNot(_.ended)
-    while (found.isEmpty && open.nonEmpty && clock.millis() < deadlineMillis) {
-      val reader = open.minBy(_.readyAt)
+    var i = soonest()
+    while (found.isEmpty && i >= 0 && clock.millis() < deadlineMillis) {
+      val reader = all(i)
       // Compared before subtracting: a reader that never called is ready at Long.MinValue, and that less the clock
       // would overflow into a wait of centuries.
       val until = math.min(reader.readyAt, deadlineMillis)
-      val now = clock.millis() // read once: a clock that moved between the check and the sleep could make it negative
-      if (until > now) waitFor(until - now)
-      // After a wait, the reader to call may be another (an event came): look again.
-      if (until <= now && clock.millis() < deadlineMillis) {
+      val now = clock.millis() // read once: a clock that moved between the check and the wait could make it negative
+      if (until > now) waitFor(until - now) // then look again: an event may have made another reader the soonest
+      else {
         val batch = reader.next()
+        after = i + 1
         if (batch.count > 0 || batch.ended) found = Some(reader -> batch)
-        open = open.filterNot(_.ended)
       }
+      if (found.isEmpty) i = soonest()
     }
     found
+  }
+
+  /** The index of the open reader ready soonest, the first after the one called last among equals; -1 if none. */
+  private def soonest(): Int = {
+    var best = -1
+    var bestAt = Long.MaxValue
+    var k = 0
+    while (k < all.size) {
+      val i = (after + k) % all.size
+      val reader = all(i)
+      if (!reader.ended) {
+        val at = reader.readyAt
+        if (best < 0 || at < bestAt) { best = i; bestAt = at }
+      }
+      k += 1
+    }
+    best
   }
 
   /** The readers stop raising this poller's signal: they go on to another poller, or are closed. */

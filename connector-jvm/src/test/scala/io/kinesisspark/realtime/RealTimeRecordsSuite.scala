@@ -1,13 +1,15 @@
 package io.kinesisspark.realtime
 
 import scala.collection.mutable.ArrayBuffer
+import scala.util.Random
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.kinesisspark.{ShardPosition, SteppedClock}
+import io.kinesisspark.{DataLossPolicy, ShardPosition, SteppedClock}
 import io.kinesisspark.ShardPosition.{Finished, TrimHorizon}
 import io.kinesisspark.aws.FakeKinesisApi
 import io.kinesisspark.reader.FetchLimits
+import io.kinesisspark.reader.fanout.{FakeShardSubscriber, FanOutShardReader, ManualScheduler, ShardSubscription}
 import io.kinesisspark.reader.polling.PollingShardReader
 
 class RealTimeRecordsSuite extends AnyFunSuite {
@@ -84,5 +86,27 @@ class RealTimeRecordsSuite extends AnyFunSuite {
     assert(records.next(1000L).isDefined)
     val progress = records.progress.head
     assert(progress.counters.calls == 1 && progress.millisBehindLatest.contains(0L) && progress.caughtUp)
+  }
+
+  test("readers kept for the next task stop raising this task's signal: an idle fan-out one waits in its calls again") {
+    val api = new FakeKinesisApi(); api.shards.getOrElseUpdate("shard-0", ArrayBuffer.empty)
+    val clock = new SteppedClock
+    val scheduler = new ManualScheduler(clock)
+    val subscriber = new FakeShardSubscriber(api.shards("shard-0"), 10, clock)
+    val arn = "arn:aws:kinesis:us-east-1:000000000000:stream/s/consumer/c:1"
+    val reader = new FanOutShardReader(api, { from =>
+      val s = new ShardSubscription(subscriber, arn, "s", "shard-0", from, 4, None, scheduler, clock, new Random(1))
+      s.start()
+      s
+    }, "s", "shard-0", TrimHorizon, arn, FetchLimits(100), clock, DataLossPolicy(failOnDataLoss = true),
+      pollWaitMs = 0L)
+    scheduler.runNext()
+    val records = new RealTimeRecords(Seq(reader), clock, Some(clock.sleep))
+    assert(records.next(500L).isEmpty)
+    // Called at 0 and found idle: with the task's signal, looked at again only after the recheck.
+    assert(reader.readyAt == FanOutShardReader.IdleRecheckMs)
+    val Seq(kept) = records.readersToKeep()
+    // Without it, ready from its last call on, as the prefetch path has it.
+    assert((kept eq reader) && reader.readyAt == 0L)
   }
 }

@@ -87,13 +87,14 @@ final class FanOutShardReader(
   override def roundStarted(atMillis: Long): Unit = roundStart = atMillis
 
   /**
-   * Queued events first, then the shard polled least recently. With a signal to raise, an idle shard waits for it and
-   * is only looked at again after [[IdleRecheckMs]]: to confirm a closed shard's end and to keep its subscription
-   * from pausing (a subscription nobody polls for a minute pauses).
+   * Queued events first, then a failed subscription (the next call throws its failure), then the shard polled least
+   * recently. With a signal to raise (see [[wakeOn]]), an idle shard waits for it and is only looked at again after
+   * [[IdleRecheckMs]], or when its end may next be confirmed: the recheck keeps its subscription from pausing (one
+   * that ends after a minute with no poll is not renewed).
    */
   override def readyAt: Long =
-    if (subscription.queuedEvents > 0) Long.MinValue
-    else if (wakeup.isDefined && lastPollAt != Long.MinValue) lastPollAt + IdleRecheckMs
+    if (subscription.queuedEvents > 0 || subscription.failed) Long.MinValue
+    else if (wakeup.isDefined && lastPollAt != Long.MinValue) math.max(lastPollAt + IdleRecheckMs, nextEndCheckAt)
     else lastPollAt
 
   override def wakeOn(signal: Option[ReadySignal]): Unit = {
@@ -188,7 +189,7 @@ object FanOutShardReader {
   val EndCheckIntervalMs = 1000L
   /**
    * How often a reader that raises a signal when events come is polled with none queued (see
-   * [[FanOutShardReader.readyAt]]): as often as a closed shard's end is confirmed.
+   * [[FanOutShardReader.readyAt]]): as often as a closed shard's end may be confirmed.
    */
   val IdleRecheckMs: Long = EndCheckIntervalMs
 }

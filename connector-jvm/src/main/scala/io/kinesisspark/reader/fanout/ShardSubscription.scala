@@ -17,7 +17,7 @@ import io.kinesisspark.reader.{ReadySignal, TransientBackoff}
 
 /**
  * Executor side of enhanced fan-out: one shard's subscription, kept open across prefetch rounds, with a bounded
- * queue between it and the prefetch task that takes its events ([[poll]]). Events are asked for only while the queue
+ * queue between it and the task that takes its events ([[poll]]): a prefetch task, or a real-time task. Events are asked for only while the queue
  * has room, so a shard whose batches wait holds at most `queueCapacity` events, never more.
  *
  * When a subscription ends (the service ends each after 5 minutes; tests end them sooner with
@@ -81,6 +81,7 @@ final class ShardSubscription(
   private var lastPolledAt = clock.millis()
   private var _consumerMissing = false
   @volatile private var wakeup: Option[ReadySignal] = None
+  @volatile private var failedForGood = false
 
   /** Counters since this subscription was made. */
   @volatile var subscriptionsAccepted = 0L
@@ -130,16 +131,19 @@ final class ShardSubscription(
   }
 
   /**
-   * Raises `signal` for every event queued from now on, and at once if events already wait; `None` stops it. (A
-   * failure beyond retrying does not raise it: it is thrown by the next [[poll]] that finds the queue empty.)
+   * Raises `signal` for every event queued from now on and when the subscription fails beyond retrying, and at once
+   * if either already happened; `None` stops it.
    */
   def wakeOn(signal: Option[ReadySignal]): Unit = {
     wakeup = signal
-    if (!queue.isEmpty) signal.foreach(_.raise())
+    if (!queue.isEmpty || failedForGood) signal.foreach(_.raise())
   }
 
   /** Events received and not yet taken. */
   def queuedEvents: Int = queue.size
+
+  /** Whether the subscription failed beyond retrying: [[poll]] throws once the queue is empty. */
+  def failed: Boolean = failedForGood
 
   /** Whether an event with records is waiting in the queue. */
   def recordsQueued: Boolean = queue.iterator().asScala.exists(_.event.records.nonEmpty)
@@ -284,6 +288,8 @@ final class ShardSubscription(
   private def fail(e: Throwable): Unit = {
     log.error(s"Enhanced fan-out subscription of stream '$stream', $shardId failed: ${e.getMessage}")
     failure = Some(e)
+    failedForGood = true
+    wakeup.foreach(_.raise())
   }
 
   /** Under the lock: the subscription ended, and nobody polled for `idlePauseMs`. */
