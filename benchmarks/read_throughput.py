@@ -31,6 +31,7 @@ Prints a Markdown table and writes it to benchmarks/results.md (--output).
 from __future__ import annotations
 
 import argparse
+import bisect
 import contextlib
 import hashlib
 import os
@@ -101,14 +102,17 @@ def spread_keys(kinesis: Kinesis, stream: str, per_shard: int = 16) -> list[str]
         (int(s["HashKeyRange"]["StartingHashKey"]), int(s["HashKeyRange"]["EndingHashKey"]))
         for s in kinesis.shards(stream)
     )
+    starts = [low for low, _ in shards]
     buckets: list[list[str]] = [[] for _ in shards]
+    unfilled = len(shards)
     i = 0
-    while min(len(b) for b in buckets) < per_shard:
+    while unfilled:  # found by bisection and counted: thousands of shards take seconds, not an hour
         key = f"key-{i}"
         hash_key = int.from_bytes(hashlib.md5(key.encode()).digest(), "big")
-        for index, (low, high) in enumerate(shards):
-            if low <= hash_key <= high and len(buckets[index]) < per_shard:
-                buckets[index].append(key)
+        index = bisect.bisect_right(starts, hash_key) - 1
+        if index >= 0 and hash_key <= shards[index][1] and len(buckets[index]) < per_shard:
+            buckets[index].append(key)
+            unfilled -= len(buckets[index]) == per_shard
         i += 1
     return [bucket[j] for j in range(per_shard) for bucket in buckets]
 
