@@ -76,7 +76,8 @@ final class RealTimeRecords(readers: Seq[ShardReader], clock: Clock, sleep: Opti
 
   /**
    * The readers, to keep for the next task, once this one is over: a reader whose batch was not all handed out holds
-   * the rest ([[LeftoverShardReader]]), so it stands where its shard's progress says. Called once, at the task's end.
+   * the rest ([[LeftoverShardReader]]), so it stands where its shard's progress says. They no longer raise this
+   * task's signal ([[ShardPoller.close]]). Called once, at the task's end.
    */
   def readersToKeep(): Seq[ShardReader] = {
     poller.close()

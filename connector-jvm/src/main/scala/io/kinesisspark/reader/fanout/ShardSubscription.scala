@@ -16,9 +16,9 @@ import io.kinesisspark.aws.ErrorClassifier
 import io.kinesisspark.reader.{ReadySignal, TransientBackoff}
 
 /**
- * Executor side of enhanced fan-out: one shard's subscription, kept open across prefetch rounds, with a bounded
- * queue between it and the task that takes its events ([[poll]]): a prefetch task, or a real-time task. Events are asked for only while the queue
- * has room, so a shard whose batches wait holds at most `queueCapacity` events, never more.
+ * Executor side of enhanced fan-out: one shard's subscription, kept open across prefetch rounds (or real-time
+ * batches), with a bounded queue between it and the task that takes its events ([[poll]]). Events are asked for only
+ * while the queue has room, so a shard whose batches wait holds at most `queueCapacity` events, never more.
  *
  * When a subscription ends (the service ends each after 5 minutes; tests end them sooner with
  * `maxEventsPerSubscription`) a new one starts from the continuation sequence number of the last event received:
