@@ -20,8 +20,12 @@ from harness.limits_proxy import LimitsProxy
 from harness.registries import STORAGE, Registries, release_dir, released
 from harness.reliability import write_report
 from harness.sink import BatchSink
-from harness.spark import local_spark
+from harness.spark import local_spark, use_class_archive
 from pyspark.sql import DataFrame, SparkSession
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    use_class_archive()
 
 
 @pytest.fixture(scope="session")
