@@ -141,12 +141,15 @@ class KinesisMicroBatchStream(
     // finished batch read is released here instead (Spark's `commit` of the same offset then finds nothing to do).
     release(startOffset)
     val budget = BatchEndPlanner.Budget.of(limit)
+    // Read before planning: records that come while the plan is made end the wait below at once.
+    val fetchedBeforePlan = prefetcher.fetched
     var end = plan(startOffset, budget)
     availableNow match {
       case None =>
         if (end eq startOffset) {
-          // Nothing new yet: wait for the round in flight rather than have Spark poll in a tight loop.
-          timings.excluded(prefetcher.awaitRoundAfter(prefetcher.completedRounds, options.minFetchPeriodMs))
+          // Nothing new yet: wait for the round in flight to bring records (or to end) rather than have Spark poll
+          // in a tight loop.
+          timings.excluded(prefetcher.awaitFetchAfter(fetchedBeforePlan, options.minFetchPeriodMs))
           end = plan(startOffset, budget)
         }
       case Some(target) =>

@@ -21,9 +21,9 @@ import io.kinesisspark.executor.{FetchService, ShardFetchOrder, ShardFetchResult
  * its own schedule: [[ShardDiscovery]]): each round is one Spark job whose tasks hand `shardsPerTask` shards each
  * to the [[FetchService]] of the executor that fetched them last (so readers keep their iterators and rate limits) and
  * return at once: the executor fetches them on its own threads, holding no task slot, leaves the records there as
- * blocks, and delivers the blocks' metadata to this prefetcher's endpoint ([[RoundDispatcher]]). The round ends
- * when every result has come (or its executor is lost); the metadata goes into the [[BufferIndex]], and the stream
- * exposes it as batch ends.
+ * blocks, and delivers the blocks' metadata to this prefetcher's endpoint ([[RoundDispatcher]]). Each task's
+ * metadata goes into the [[BufferIndex]] as it comes, and the stream exposes it as batch ends; the round ends when
+ * every result has come (or its executor is lost).
  *
  * It pauses while the buffer holds `fetchBufferSize` bytes or more, lists shards every `shardFetchInterval`, and
  * fetches a child shard as soon as its parents have been fetched to their end (the stream still exposes the
@@ -72,6 +72,7 @@ final class Prefetcher(
   // Written under `this`; read without it (checkFailure runs on the query thread every plan).
   @volatile private var failure: Option[Throwable] = None
   @volatile private var rounds = 0L
+  @volatile private var fetchProgress = 0L
   @volatile private var lastRoundBlockCount = 0L
   @volatile private var blocksStoredTotal = 0L
   @volatile private var lastRoundDuration = 0L
@@ -164,9 +165,20 @@ final class Prefetcher(
   }
 
   /** Waits until a round completes after `round`, or `timeoutMs` passes. */
-  def awaitRoundAfter(round: Long, timeoutMs: Long): Unit = synchronized {
+  def awaitRoundAfter(round: Long, timeoutMs: Long): Unit = awaitWhile(rounds <= round, timeoutMs)
+
+  /**
+   * Rounds completed plus task results that brought ranges into the buffer: it grows whenever a batch may find more
+   * to read. See [[awaitFetchAfter]].
+   */
+  def fetched: Long = fetchProgress
+
+  /** Waits until [[fetched]] passes `mark` (a round ends, or a task's records come), or `timeoutMs` passes. */
+  def awaitFetchAfter(mark: Long, timeoutMs: Long): Unit = awaitWhile(fetchProgress <= mark, timeoutMs)
+
+  private def awaitWhile(condition: => Boolean, timeoutMs: Long): Unit = synchronized {
     val deadline = clock.millis() + timeoutMs
-    while (rounds <= round && failure.isEmpty && !stopped && clock.millis() < deadline) {
+    while (condition && failure.isEmpty && !stopped && clock.millis() < deadline) {
       wait(math.max(1L, deadline - clock.millis()))
     }
   }
@@ -251,42 +263,60 @@ final class Prefetcher(
       listed.order(stream, s, from, nextOrder.getAndIncrement(), consumerArns.get(stream))
     }
     val roundStart = clock.millis()
+    // Each task's results go into the buffer as they come, not when the round's slowest task is done: at 1,000 shards
+    // a round takes about a second, and a batch takes what a task delivered before the rest arrive.
     val results = if (orders.isEmpty) Nil else dispatcher.runJob(fetchTasks(orders, room),
-      s"kinesis-spark prefetch: ${orders.size} shard(s) of ${options.streams.mkString(",")}")
-    results.flatMap(_.failure).headOption.foreach(e => throw e) // a task's error (see FetchFailure)
+      s"kinesis-spark prefetch: ${orders.size} shard(s) of ${options.streams.mkString(",")}",
+      delivered => take(delivered, roundStart))
     results.filter(_.consumerMissing).map(_.stream).distinct.foreach { stream =>
       log.warn(s"Kinesis says the enhanced fan-out consumer of stream '$stream' does not exist; checking it again")
       consumers.foreach(_.invalidate(stream))
     }
     val roundEnd = clock.millis()
-    // Under discovery's lock: no listing drops a stream from the buffer, and no commit moves a start, meanwhile.
-    val staleBlocks = discovery.holding(view => synchronized {
-      // Listing runs meanwhile: a stream created again, or a shard gone, since the orders were made leaves results
-      // that no longer continue what is buffered; they are dropped (their blocks removed), never appended.
-      val ends = buffer.ends
-      val base = view.starts
-      val (fitting, stale) = results.partition { r =>
-        val key = (r.stream, r.shardId)
-        base.contains(key) && r.ranges.headOption.forall(first => ends.getOrElse(key, base(key)) == first.from)
-      }
-      stale.foreach(r => log.info(s"Dropping what a prefetch round read of stream '${r.stream}', ${r.shardId}: the " +
-        "shard was reset or dropped by a listing during the round"))
-      buffer.appendAll(fitting.flatMap(_.ranges))
-      stats = stats ++ fitting.map { r =>
-        val key = (r.stream, r.shardId)
-        key -> ShardStats.after(stats.get(key), r, roundStart, roundEnd)
-      }
+    synchronized {
       rounds += 1
+      fetchProgress += 1
       if (orders.nonEmpty) {
         lastRoundBlockCount = ShardFetchResult.blocks(results).size.toLong
         blocksStoredTotal += lastRoundBlockCount
         lastRoundDuration = roundEnd - roundStart
       }
       notifyAll()
+    }
+    results.exists(_.ranges.nonEmpty)
+  }
+
+  /**
+   * One task's results, delivered during the round that began at `roundStart`: into the buffer, and the shards'
+   * statistics. A task's error fails the round (see FetchFailure).
+   */
+  private def take(results: Seq[ShardFetchResult], roundStart: Long): Unit = {
+    results.flatMap(_.failure).headOption.foreach(e => throw e)
+    // Under discovery's lock: no listing drops a stream from the buffer, and no commit moves a start, meanwhile.
+    val staleBlocks = discovery.holding(view => synchronized {
+      // Listing runs meanwhile: a stream created again, or a shard gone, since the orders were made leaves results
+      // that no longer continue what is buffered; they are dropped (their blocks removed), never appended.
+      val base = view.starts
+      val (fitting, stale) = results.partition { r =>
+        val key = (r.stream, r.shardId)
+        base.contains(key) &&
+          r.ranges.headOption.forall(first => buffer.end(r.stream, r.shardId).getOrElse(base(key)) == first.from)
+      }
+      stale.foreach(r => log.info(s"Dropping what a prefetch round read of stream '${r.stream}', ${r.shardId}: the " +
+        "shard was reset or dropped by a listing during the round"))
+      buffer.appendAll(fitting.flatMap(_.ranges))
+      val now = clock.millis()
+      stats = stats ++ fitting.map { r =>
+        val key = (r.stream, r.shardId)
+        key -> ShardStats.after(stats.get(key), r, roundStart, now)
+      }
+      if (fitting.exists(_.ranges.nonEmpty)) {
+        fetchProgress += 1
+        notifyAll()
+      }
       ShardFetchResult.blocks(stale)
     })
     staleBlocks.foreach(b => BlockStoreBridge.remove(b.streamId, b.uniqueId))
-    results.exists(_.ranges.nonEmpty)
   }
 
   /**

@@ -19,8 +19,9 @@ import io.kinesisspark.executor.{FetchDelivery, FetchTicket, ShardFetchResult, S
  *
  * Threads and locks: the round thread calls [[runJob]]; the endpoint's RPC threads deliver results and pending
  * tickets; the prefetcher's start and stop call [[open]] and [[stop]]. `this` guards the ledger (`awaited`,
- * `heardOf`, `delivered`, `keptCopies`), the job running, the receiver, and every write of `stopped` and the counters.
- * Under it only the job is submitted and the endpoint opened; no other lock of the prefetcher is taken.
+ * `heardOf`, `delivered`, `unhanded`, `keptCopies`), the job running, the receiver, and every write of `stopped` and
+ * the counters. Under it only the job is submitted and the endpoint opened; no other lock of the prefetcher is taken
+ * (the round thread hands results over outside it).
  *
  * {{{
  *   val dispatcher = new RoundDispatcher("kinesis-spark-prefetch-3-…",
@@ -47,6 +48,8 @@ private[kinesisspark] final class RoundDispatcher(
   private val awaited = mutable.Map.empty[Long, Option[String]]
   private val heardOf = mutable.Map.empty[Long, Long]
   private val delivered = mutable.Map.empty[Long, Seq[ShardFetchResult]]
+  // Tickets delivered and not yet handed to the round's `onDelivered`, in the order they came.
+  private val unhanded = mutable.ArrayBuffer.empty[Long]
   // The copy of each recent ticket that was kept: an executor that did not get the answer delivers it again.
   private val keptCopies = mutable.LinkedHashMap.empty[Long, String]
   // Copies refused so far (ticket, copy): one delivered again (its executor missed the answer) is counted once.
@@ -99,8 +102,13 @@ private[kinesisspark] final class RoundDispatcher(
    * results come as executors deliver them. The round ends when every ticket's result has come, or the ticket is lost
    * (its shards are fetched again next round from where the buffer ends; a result delivered after that is refused and
    * its blocks removed). The delivered results, in ticket order; none once stopped.
+   *
+   * @param onDelivered called on this thread with each ticket's results as they come (not under this dispatcher's
+   *                    lock), before the round ends: a shard's records need not wait for the round's slowest ticket.
+   *                    What it throws ends the round and is thrown here.
    */
-  def runJob(tasks: Seq[(ShardFetchTask, Option[String])], description: String): Seq[ShardFetchResult] = {
+  def runJob(tasks: Seq[(ShardFetchTask, Option[String])], description: String,
+      onDelivered: Seq[ShardFetchResult] => Unit = _ => ()): Seq[ShardFetchResult] = {
     val tickets = tasks.map { case (task, location) =>
       (FetchTicket(endpoint, nextTicket.getAndIncrement(), task), location.toSeq)
     }
@@ -119,8 +127,8 @@ private[kinesisspark] final class RoundDispatcher(
         val now = clock.millis()
         dispatched.foreach { case (id, location) => awaited(id) = Some(location); heardOf(id) = now }
       }
-      awaitResults()
-    } finally synchronized { awaited.clear(); heardOf.clear(); delivered.clear() }
+      awaitResults(onDelivered)
+    } finally synchronized { awaited.clear(); heardOf.clear(); delivered.clear(); unhanded.clear() }
   }
 
   /**
@@ -141,7 +149,7 @@ private[kinesisspark] final class RoundDispatcher(
    * those it holds for `silenceLimitMillis` (a delivery that failed, an executor that restarted its service). The
    * delivered results, in ticket order.
    */
-  private def awaitResults(): Seq[ShardFetchResult] = {
+  private def awaitResults(onDelivered: Seq[ShardFetchResult] => Unit): Seq[ShardFetchResult] = {
     val lost = mutable.HashSet.empty[Long]
     // Every delivery wakes this thread: what it does then is constant, and the tickets are walked only when the
     // liveness check is due (so a silent ticket is found lost up to LivenessCheckMillis after the silence limit).
@@ -149,7 +157,15 @@ private[kinesisspark] final class RoundDispatcher(
     // allocation, and longer GC pauses for the query thread).
     def openCount: Int = awaited.size - delivered.size - lost.count(!delivered.contains(_))
     var checkedAt = clock.millis() - LivenessCheckMillis // due at once
-    while (synchronized(!stopped && openCount > 0)) {
+    def handOver(): Unit = {
+      val fresh = synchronized {
+        val ids = if (stopped) Nil else unhanded.toList
+        unhanded.clear()
+        ids.map(delivered)
+      }
+      fresh.foreach(onDelivered)
+    }
+    while ({ handOver(); synchronized(!stopped && openCount > 0) }) {
       val due = clock.millis() - checkedAt >= LivenessCheckMillis
       val live = if (due) {
         checkedAt = clock.millis()
@@ -172,7 +188,9 @@ private[kinesisspark] final class RoundDispatcher(
           lost ++= gone.map(_._1)
           ticketsLost += gone.size
         }
-        if (!stopped && openCount > 0) wait(math.max(1L, checkedAt + LivenessCheckMillis - clock.millis()))
+        if (!stopped && openCount > 0 && unhanded.isEmpty) {
+          wait(math.max(1L, checkedAt + LivenessCheckMillis - clock.millis()))
+        }
       }
     }
     synchronized(if (stopped) Nil else awaited.keys.toSeq.sorted.flatMap(delivered.get).flatten)
@@ -190,6 +208,7 @@ private[kinesisspark] final class RoundDispatcher(
       else if (keptCopies.get(ticket).contains(copy)) FetchResultChannel.Accepted
       else if (awaited.contains(ticket) && !delivered.contains(ticket)) {
         delivered(ticket) = results
+        unhanded += ticket
         keptCopies(ticket) = copy
         if (keptCopies.size > KeptCopiesRemembered) keptCopies.remove(keptCopies.head._1)
         notifyAll()

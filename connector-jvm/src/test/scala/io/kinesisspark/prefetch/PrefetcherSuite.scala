@@ -112,4 +112,34 @@ class PrefetcherSuite extends AnyFunSuite with BeforeAndAfterAll {
       assert(prefetcher.buffer.bufferedRecords >= 30, "the round fetched for seconds: several calls of ten records")
     } finally prefetcher.stop()
   }
+
+  test("a fetch task's records are in the buffer as soon as it is done, while the round's other tasks fetch on") {
+    // A round ended only when its slowest task did: at 1,000 shards about a second, which every record waited out.
+    // Here one task's shard is caught up after one call; the other's has a backlog it reads for 4 s.
+    val options = KinesisSourceOptions.parse(Map("streamName" -> "s", "region" -> "us-east-1",
+      "endpoint" -> "http://127.0.0.1:6", "awsAccessKey" -> "test", "awsSecretKey" -> "test",
+      "maxFetchDuration" -> "4s", "maxRecordsPerFetch" -> "10", "minFetchPeriod" -> "200ms", "shardsPerTask" -> "1"))
+    val api = new FakeKinesisApi("s") {
+      override def getRecords(name: String, iterator: String, limit: Int): GetRecordsResult = {
+        if (iterator.startsWith("shardId-1:")) Thread.sleep(100)
+        super.getRecords(name, iterator, limit)
+      }
+    }
+    api.add("shardId-0", 5)
+    api.add("shardId-1", 10000)
+    KinesisClients.install(options.connection, api)
+    val prefetcher = new Prefetcher(sc, options, streamId = 75)
+    try {
+      prefetcher.start(offset("shardId-0" -> TrimHorizon, "shardId-1" -> TrimHorizon))
+      val deadline = System.currentTimeMillis() + 10000
+      def fast = prefetcher.buffer.rangesAfter("s", "shardId-0", TrimHorizon)
+      while (fast.isEmpty && System.currentTimeMillis() < deadline) {
+        prefetcher.awaitFetchAfter(prefetcher.fetched, 100) // ends early when a task's records come
+      }
+      assert(fast.map(_.records).sum == 5, s"shard 0's records were not in the buffer: $fast")
+      val slowRecords = prefetcher.buffer.rangesAfter("s", "shardId-1", TrimHorizon).map(_.records).sum
+      assert(slowRecords == 0, "the slow task had ended too: this shows nothing")
+      assert(prefetcher.lastRoundMillis == 0, "a round that fetched had ended: this shows nothing")
+    } finally prefetcher.stop()
+  }
 }

@@ -1,8 +1,9 @@
 package io.kinesisspark.prefetch
 
-import java.util.concurrent.{CancellationException, CountDownLatch, TimeUnit}
+import java.util.concurrent.{CancellationException, CountDownLatch, LinkedBlockingQueue, TimeUnit}
 
 import scala.collection.mutable
+import scala.jdk.CollectionConverters._
 import scala.concurrent.{Await, Future, Promise}
 import scala.concurrent.duration._
 import scala.util.Try
@@ -96,12 +97,16 @@ class RoundDispatcherSuite extends AnyFunSuite {
     dispatcher.open()
 
     /** Runs a round on a thread of its own; `dispatched` completes with its tickets once they went out. */
-    def runAside(tasks: (ShardFetchTask, Option[String])*)
+    def runAside(tasks: (ShardFetchTask, Option[String])*): (Future[Seq[ShardFetchResult]], Future[Seq[FetchTicket]]) =
+      runAsideHanding(_ => ())(tasks: _*)
+
+    /** [[runAside]], with the round's results handed to `onDelivered` as they come. */
+    def runAsideHanding(onDelivered: Seq[ShardFetchResult] => Unit)(tasks: (ShardFetchTask, Option[String])*)
         : (Future[Seq[ShardFetchResult]], Future[Seq[FetchTicket]]) = {
       val dispatched = Promise[Seq[FetchTicket]]()
       jobs.onDispatch = tickets => dispatched.success(tickets)
       val round = Promise[Seq[ShardFetchResult]]()
-      val thread = new Thread(() => round.complete(Try(dispatcher.runJob(tasks, "round"))))
+      val thread = new Thread(() => round.complete(Try(dispatcher.runJob(tasks, "round", onDelivered))))
       thread.setDaemon(true)
       thread.start()
       (round.future, dispatched.future)
@@ -120,6 +125,31 @@ class RoundDispatcherSuite extends AnyFunSuite {
     assert(f.jobs.submitted.head.map { case (tickets, at) => (tickets.map(_.id), at) } ==
       Seq((Seq(1L), Nil), (Seq(2L), Seq("executor_host_0")), (Seq(0L, 3L), Seq("executor_host_1"))))
     assert(f.dispatcher.lostTickets == 0 && f.dispatcher.refusedResults == 0)
+  }
+
+  test("each ticket's results are handed over once, as they come, before the round ends") {
+    val f = new Fixture
+    val handed = new LinkedBlockingQueue[String]()
+    val (round, dispatched) = f.runAsideHanding(_.foreach(r => handed.put(r.shardId)))(
+      task("shardId-0") -> Some("executor_host_0"), task("shardId-1") -> Some("executor_host_0"))
+    val tickets = Await.result(dispatched, 10.seconds)
+    assert(f.link.deliver(tickets(1), "executor_host_0/0") == FetchResultChannel.Accepted)
+    assert(handed.poll(10, TimeUnit.SECONDS) == "shardId-1", "the result waited for the round's end")
+    assert(!round.isCompleted)
+    assert(f.link.deliver(tickets(1), "executor_host_0/0") == FetchResultChannel.Accepted, "the executor missed it")
+    assert(f.link.deliver(tickets(0), "executor_host_0/0") == FetchResultChannel.Accepted)
+    assert(Await.result(round, 10.seconds).map(_.shardId) == Seq("shardId-0", "shardId-1"))
+    assert(handed.asScala.toList == List("shardId-0"), "a result was handed over twice, or not at all")
+  }
+
+  test("what handing a result over throws ends the round and is thrown by it") {
+    val f = new Fixture
+    val (round, dispatched) = f.runAsideHanding(_ => throw new IllegalStateException("a task failed"))(
+      task("shardId-0") -> Some("executor_host_0"), task("shardId-1") -> Some("executor_host_0"))
+    val tickets = Await.result(dispatched, 10.seconds)
+    f.link.deliver(tickets(0), "executor_host_0/0")
+    assert(Try(Await.result(round, 10.seconds)).failed.toOption.map(_.getMessage).contains("a task failed"))
+    assert(f.link.deliver(tickets(1), "executor_host_0/0") == FetchResultChannel.Refused, "the round's tickets stayed")
   }
 
   test("a ticket whose executor is gone is lost and counted; its late delivery is refused and counted") {
