@@ -141,8 +141,11 @@ class KinesisMicroBatchStream(
     // finished batch read is released here instead (Spark's `commit` of the same offset then finds nothing to do).
     release(startOffset)
     val budget = BatchEndPlanner.Budget.of(limit)
-    // Read before planning: records that come while the plan is made end the wait below at once.
+    // Read before planning: records that come while the plan is made end the wait below at once; and what reached
+    // Trigger.AvailableNow's target by then is in the plan (judged after it, a task's delivery in between could end
+    // the query with records up to the target unread).
     val fetchedBeforePlan = prefetcher.fetched
+    var reached = availableNow.exists(_.reachedBy(startOffset, prefetcher))
     var end = plan(startOffset, budget)
     availableNow match {
       case None =>
@@ -153,8 +156,9 @@ class KinesisMicroBatchStream(
           end = plan(startOffset, budget)
         }
       case Some(target) =>
-        while ((end eq startOffset) && !target.reachedBy(startOffset, prefetcher)) {
+        while ((end eq startOffset) && !reached) {
           timings.excluded(prefetcher.awaitRoundAfter(prefetcher.completedRounds, AvailableNowWaitMs))
+          reached = target.reachedBy(startOffset, prefetcher)
           end = plan(startOffset, budget)
         }
     }

@@ -240,7 +240,7 @@ final class Prefetcher(
     // Blocks committed and not removed yet are still in the executors' memory.
     val room = options.fetchBufferSizeBytes - buffer.bufferedBytes - remover.pendingBytes
     if (room <= 0) {
-      synchronized { rounds += 1; notifyAll(); wait(limits.minFetchPeriodMs) }
+      synchronized { rounds += 1; fetchProgress += 1; notifyAll(); wait(limits.minFetchPeriodMs) }
       return false
     }
     val readable = discovery.holding { view =>
@@ -297,13 +297,14 @@ final class Prefetcher(
       // Listing runs meanwhile: a stream created again, or a shard gone, since the orders were made leaves results
       // that no longer continue what is buffered; they are dropped (their blocks removed), never appended.
       val base = view.starts
-      val (fitting, stale) = results.partition { r =>
+      // After a stop, nothing goes into the buffer: the blocks go.
+      val (fitting, stale) = if (stopped) (Nil, results) else results.partition { r =>
         val key = (r.stream, r.shardId)
         base.contains(key) &&
           r.ranges.headOption.forall(first => buffer.end(r.stream, r.shardId).getOrElse(base(key)) == first.from)
       }
-      stale.foreach(r => log.info(s"Dropping what a prefetch round read of stream '${r.stream}', ${r.shardId}: the " +
-        "shard was reset or dropped by a listing during the round"))
+      if (!stopped) stale.foreach(r => log.info(s"Dropping what a prefetch round read of stream '${r.stream}', " +
+        s"${r.shardId}: the shard was reset or dropped by a listing during the round"))
       buffer.appendAll(fitting.flatMap(_.ranges))
       val now = clock.millis()
       stats = stats ++ fitting.map { r =>

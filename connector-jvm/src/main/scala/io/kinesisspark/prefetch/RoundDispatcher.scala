@@ -165,7 +165,8 @@ private[kinesisspark] final class RoundDispatcher(
       }
       fresh.foreach(onDelivered)
     }
-    while ({ handOver(); synchronized(!stopped && openCount > 0) }) {
+    // Until every ticket is in and handed over: one delivered while the last hand-over ran is handed over too.
+    while ({ handOver(); synchronized(!stopped && (openCount > 0 || unhanded.nonEmpty)) }) {
       val due = clock.millis() - checkedAt >= LivenessCheckMillis
       val live = if (due) {
         checkedAt = clock.millis()

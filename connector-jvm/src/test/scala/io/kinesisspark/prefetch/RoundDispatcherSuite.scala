@@ -142,6 +142,21 @@ class RoundDispatcherSuite extends AnyFunSuite {
     assert(handed.asScala.toList == List("shardId-0"), "a result was handed over twice, or not at all")
   }
 
+  test("the last ticket, delivered while the one before it is handed over, is handed over too") {
+    // The round used to end once every ticket was in, though the last one delivered had not been handed over.
+    val f = new Fixture
+    val handed = mutable.ArrayBuffer.empty[String]
+    var tickets = Seq.empty[FetchTicket]
+    f.jobs.onDispatch = dispatched => { tickets = dispatched; f.link.deliver(dispatched(1), "executor_host_0/0") }
+    val results = f.dispatcher.runJob(Seq(task("shardId-0") -> Some("executor_host_0"),
+      task("shardId-1") -> Some("executor_host_0")), "round", { delivered =>
+      handed ++= delivered.map(_.shardId)
+      if (handed.size == 1) f.link.deliver(tickets(0), "executor_host_0/0") // while this hand-over runs
+    })
+    assert(results.map(_.shardId) == Seq("shardId-0", "shardId-1"))
+    assert(handed == Seq("shardId-1", "shardId-0"), "a delivered result never went into the buffer")
+  }
+
   test("what handing a result over throws ends the round and is thrown by it") {
     val f = new Fixture
     val (round, dispatched) = f.runAsideHanding(_ => throw new IllegalStateException("a task failed"))(
