@@ -133,6 +133,8 @@ class Row:
     near_ms: list[float] = field(default_factory=list)  # real-time rows: put from 0.5 s before to 1 s after one
     start_s: float | None = None  # from the reader's start to a probe out of the sink from every shard
     emulator_cores: float | None = None  # ferrokinesis's CPU while producing and draining, in cores
+    batch_ms: list[float] = field(default_factory=list)  # micro-batch: recent batches' triggerExecution
+    round_ms: list[float] = field(default_factory=list)  # micro-batch: prefetch rounds' durations, as reported
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -373,6 +375,18 @@ class SparkReader(Reader):
                 starts.append(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp())
         return sorted(starts)
 
+    def batch_timings(self) -> tuple[list[float], list[float]]:
+        """Micro-batch: each recent batch's ``triggerExecution`` ms (those that read records) and the latest prefetch
+        round's duration as each batch reported it (the source's ``lastRoundMs``)."""
+        batches, rounds = [], []
+        for progress in (self.query.recentProgress if self.query is not None else []) or []:
+            if progress.get("numInputRows", 0) > 0:
+                batches.append(float(progress["durationMs"]["triggerExecution"]))
+            metrics = (progress.get("sources") or [{}])[0].get("metrics") or {}
+            if metrics.get("lastRoundMs") not in (None, "0"):
+                rounds.append(float(metrics["lastRoundMs"]))
+        return batches, rounds
+
     def python_seen(self) -> list[tuple[str, float]]:
         """When the Python ForeachWriter got each row."""
         return [(data, float(at)) for data, _, at in self._lines()]
@@ -507,6 +521,8 @@ def measure(bench: Bench, row: Row, mode: Mode) -> None:
                 python_seen = reader.python_seen()
                 if mode.kind == "real-time":
                     starts = reader.batch_starts()
+                else:
+                    row.batch_ms, row.round_ms = reader.batch_timings()
         except Exception as error:  # e.g. a query that never started has no table
             row.errors.append(f"collecting: {type(error).__name__}: {str(error).strip().splitlines()[0][:200]}")
         reader.stop()
@@ -576,7 +592,8 @@ def fmt(value: float | None, digits: int = 0) -> str:
 def table(rows: list[Row]) -> str:
     header = (
         "| shards | records/s | mode | samples | p50 ms | p99 ms | p99.9 ms | max ms | start s | lost / dup "
-        "| ferrokinesis CPU (cores) | Python writer p50 / p99 ms | real-time p99 ms: near batch start (n) / away |"
+        "| ferrokinesis CPU (cores) | Python writer p50 / p99 ms | real-time p99 ms: near batch start (n) / away "
+        "| micro-batch p50 ms: batch / round |"
     )
     lines = [header, "|" + "---|" * (header.count("|") - 1)]
     for r in rows:
@@ -596,6 +613,8 @@ def table(rows: list[Row]) -> str:
             f"{fmt(r.percentile(0.5, True))} / {fmt(r.percentile(0.99, True))}" if r.python_ms else "–",
             f"{fmt(r.percentile(0.99, samples=r.near_ms))} ({len(r.near_ms):,}) / "
             f"{fmt(r.percentile(0.99, samples=r.away_ms))}" if r.near_ms or r.away_ms else "–",
+            f"{fmt(r.percentile(0.5, samples=r.batch_ms))} / {fmt(r.percentile(0.5, samples=r.round_ms))}"
+            if r.batch_ms or r.round_ms else "–",
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -672,7 +691,10 @@ def report(rows: list[Row], args, jar_line: str, started: datetime, elapsed_s: f
         "to the `foreach` sink). *Python writer* = the same records timed by `time.time()` in the Python "
         "ForeachWriter's `process()` (PySpark buffers rows on their way to Python). *near batch start* = real-time "
         "records put from 0.5 s before to 1 s after a batch's start (the progress report's `timestamp`), *away* = the "
-        "others. "
+        "others. *micro-batch p50: batch / round* = the median `triggerExecution` of the recent batches that read "
+        "records (Spark keeps the last 100 progress reports), and the median of the prefetch round durations those "
+        "reports carry (the source's `lastRoundMs`: one round's fetch, from its Spark job's submission to its last "
+        "result). "
         "*p99.9* only where a row has 10,000 samples. *start s* = from starting the reader until a probe record put "
         "to each shard came out of it. *lost / dup* = measured records never seen / seen twice.",
         "",
