@@ -37,7 +37,8 @@ mkdir -p "$root/target"
   echo "dev/spark-class-archive.sh: archiving the classes of $venv's Spark" >&2
   started=$SECONDS
   dump="-XX:TieredStopAtLevel=1 -XX:ArchiveClassesAtExit=$archive.tmp -Xlog:cds=off -Xlog:cds+dynamic=off"
-  if JDK_JAVA_OPTIONS="$dump" "$venv/bin/python" "$root/dev/spark_class_archive_workload.py" >&2 && [[ -s "$archive.tmp" ]]; then
+  if JDK_JAVA_OPTIONS="$dump" "$venv/bin/python" "$root/dev/spark_class_archive_workload.py" >&2 \
+      && [[ -s "$archive.tmp" ]]; then
     mv "$archive.tmp" "$archive"
     printf '%s\n' "$wanted" > "$stamp"
     echo "dev/spark-class-archive.sh: $archive ($(du -m "$archive" | cut -f1) MB, $((SECONDS - started)) s)" >&2
