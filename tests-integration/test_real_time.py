@@ -51,18 +51,14 @@ def wait_until(condition: Callable[[], bool], query: StreamingQuery | None, time
 
 
 def keyed_order(rows: list[RealTimeRecord], puts: list[PutResult]) -> None:
-    """Each key's records came in production order (first deliveries, by batch and then by the time processed), and
-    no batch held a key's records of two shards (a parent's and its child's would be read in parallel)."""
+    """Each key's records came in production order (first deliveries, by batch and then by the time processed): a
+    parent's before its children's, also when both were read in one batch."""
     first: dict[tuple[str, str], RealTimeRecord] = {}
     for r in rows:
         first.setdefault((r.record.shard_id, r.record.sequence_number), r)
-    shards_of: dict[tuple[str, int], set[str]] = defaultdict(set)
     delivered: dict[str, list[int]] = defaultdict(list)
     for r in sorted(first.values(), key=lambda r: (r.record.batch_id, r.seen)):
-        shards_of[(r.record.partition_key, r.record.batch_id)].add(r.record.shard_id)
         delivered[r.record.partition_key].append(int(r.record.data.decode().rsplit(":", 1)[1]))
-    shared = {k: v for k, v in shards_of.items() if len(v) > 1}
-    assert not shared, f"(key, batch) pairs with records of two shards: {sorted(shared.items())[:3]}"
     produced: dict[str, list[int]] = defaultdict(list)
     for put in puts:
         produced[put.partition_key].append(int(put.data.decode().rsplit(":", 1)[1]))
@@ -83,28 +79,46 @@ def test_real_time_polling_reads_through_a_split_a_merge_and_a_restart(kinesis, 
     sink = RealTimeSink(tmp_path)
     source = read_kinesis(name, endpoint=front.endpoint, initialPosition="trim_horizon")
     producer = KeyedProducer(emulator.endpoint, name, keys=12, interval_s=0.1).start()
-    query = sink.start(source)
+    # A long first batch, for the resharding to happen inside it: a child shard is read within seconds of its
+    # parents' end, not from the next batch boundary.
+    query = sink.start(source, duration="30 seconds")
     try:
+        wait_until(lambda: bool(sink.rows()), query)
+        batch = max(r.record.batch_id for r in sink.rows())
+        # Two tasks (local[2]): shard 0 in the first, shard 1 in the second. The split's children go to the first,
+        # within the batch; then the high child (first task) and shard 1 (second task) merge: a merge across tasks,
+        # which ends the batch early for the next one to read the merged shard.
+        parent = kinesis.open_shards(name)[0]["ShardId"]
+        producer.wait_rounds(20)
+        kinesis.split_shard(name, parent)
+        children = {s["ShardId"] for s in kinesis.shards(name) if s.get("ParentShardId") == parent}
         producer.wait_rounds(30)
-        kinesis.split_shard(name, kinesis.open_shards(name)[0]["ShardId"])
-        producer.wait_rounds(40)
-        kinesis.merge_adjacent(name, 0)
+        kinesis.merge_adjacent(name, 1)
+        merged_at = time.time()
         merged = next(s["ShardId"] for s in kinesis.open_shards(name) if "AdjacentParentShardId" in s)
-        producer.wait_rounds(40)
-        # The merged shard's records flow from the batch after its parents ended; from then on no shard starts, and
-        # over three batch boundaries no iterator is asked for: readers outlive the tasks, on their executor.
         wait_until(lambda: merged in {r.record.shard_id for r in sink.rows()}, query)
+        first: dict[str, RealTimeRecord] = {}
+        for r in sink.rows():
+            first.setdefault(r.record.shard_id, r)
+        assert {s: first[s].record.batch_id for s in children} == dict.fromkeys(children, batch), (
+            f"the split's children not read within their parent's batch {batch}: "
+            f"{ {s: r.record.batch_id for s, r in first.items()} }")
+        waited = first[merged].seen - merged_at
+        assert first[merged].record.batch_id == batch + 1 and waited < 10, (
+            f"the merged shard read in batch {first[merged].record.batch_id}, {waited:.1f} s after the merge (the "
+            f"batch {batch} should have ended early, within seconds)")
+        wait_until(lambda: last_batch(query) >= batch, query)
+        time.sleep(1)
+        query.stop()  # mid-batch: that batch's records may come again after the restart
+        cut = last_batch(query) + 1  # the batch after the last one that completed
+        producer.wait_rounds(10)
+        query = sink.start(source)
+        # Over three batch boundaries with no resharding no iterator is asked for: readers outlive the tasks, on
+        # their executor.
+        wait_until(lambda: last_batch(query) >= cut, query)
         iterators_before, batch_before = front.operation_stats("GetShardIterator")["calls"], last_batch(query)
         wait_until(lambda: last_batch(query) >= batch_before + 3, query)
         steady = front.operation_stats("GetShardIterator")["calls"] - iterators_before
-        batch = last_batch(query)
-        wait_until(lambda: last_batch(query) > batch, query)
-        time.sleep(BATCH_S / 2)
-        query.stop()  # mid-batch: that batch's records may come again after the restart
-        cut = last_batch(query) + 1  # the batch after the last one that completed
-        producer.wait_rounds(20)
-        query = sink.start(source)
-        producer.wait_rounds(30)
         puts = producer.stop()
         sink.wait_for(query, {(p.shard_id, p.sequence_number) for p in puts})
         time.sleep(2)  # anything delivered twice within the run shows up

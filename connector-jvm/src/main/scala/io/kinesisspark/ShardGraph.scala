@@ -64,6 +64,9 @@ final case class ShardGraph(shards: Seq[ShardInfo]) {
     reached
   }
 
+  /** The listed children of a shard (none until a listing after its reshard). */
+  def childrenOf(shardId: String): Seq[String] = children.getOrElse(shardId, Nil).filter(listed)
+
   /** The listed parents of a shard (parents that aged out of the stream are not listed). */
   def parentsOf(shardId: String): Seq[String] = parents.getOrElse(shardId, Nil).filter(listed)
 

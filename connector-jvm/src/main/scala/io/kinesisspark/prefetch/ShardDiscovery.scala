@@ -200,9 +200,13 @@ private[kinesisspark] final class ShardDiscovery(
    * appear start at TRIM_HORIZON, or at the initial position when their stream was just added, or finished when
    * their children were read already (they had left the offset); what a listing must show before shards are
    * forgotten is [[ShardListings]]'s call; a stream whose creation time changed is fetched afresh from TRIM_HORIZON.
+   *
+   * @param force lists now, however recent the last listing (a real-time batch's finished shard whose children it
+   *              does not show); still not while a failed listing's back-off runs
    */
-  private[kinesisspark] def refreshShards(): Unit = {
-    if (lastListMillis != Long.MinValue && clock.millis() - lastListMillis < options.shardFetchIntervalMs) return
+  private[kinesisspark] def refreshShards(force: Boolean = false): Unit = {
+    val due = lastListMillis == Long.MinValue || clock.millis() - lastListMillis >= options.shardFetchIntervalMs
+    if (!due && !(force && listingBackoff.failuresInARow == 0)) return
     val listed =
       try options.streams.flatMap { s =>
         try {

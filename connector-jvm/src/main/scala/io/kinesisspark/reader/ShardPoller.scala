@@ -17,7 +17,8 @@ import java.time.Clock
  * poller waits until the deadline and returns nothing. A call already started is not cut short, so a poll can end
  * after its deadline by one call: a GetRecords call, which after throttling first waits out its back-off (a fan-out
  * reader makes one too, to confirm a closed shard's end). [[close]] takes the signal back from the readers, which
- * outlive the poller (a real-time task's readers are kept for the next task).
+ * outlive the poller (a real-time task's readers are kept for the next task). [[add]] takes in a reader between polls
+ * (a child shard a real-time task may read once its parent ended).
  *
  * {{{
  *   val poller = new ShardPoller(Seq(readerOfShard0, readerOfShard1), Clock.systemUTC())
@@ -35,7 +36,7 @@ final class ShardPoller(readers: Seq[ShardReader], clock: Clock, sleep: Option[L
   private val waitFor: Long => Unit = sleep.getOrElse(ms => signal.await(ms))
   readers.foreach(_.wakeOn(Some(signal)))
 
-  private val all = readers.toIndexedSeq
+  private val all = scala.collection.mutable.ArrayBuffer(readers: _*)
   // Readers ready alike (fan-out readers with events queued are all ready at Long.MinValue) are called in turn,
   // starting after the one called last: a shard whose queue never empties (catching up) does not starve the others.
   private var after = 0
@@ -81,6 +82,12 @@ final class ShardPoller(readers: Seq[ShardReader], clock: Clock, sleep: Option[L
     best
   }
 
+  /** Polls `reader` too from the next poll on. */
+  def add(reader: ShardReader): Unit = {
+    reader.wakeOn(Some(signal))
+    all += reader
+  }
+
   /** The readers stop raising this poller's signal: they go on to another poller, or are closed. */
-  def close(): Unit = readers.foreach(_.wakeOn(None))
+  def close(): Unit = all.foreach(_.wakeOn(None))
 }

@@ -16,8 +16,10 @@ import io.kinesisspark.executor.ShardFetchTask
  * }}}
  *
  * @param location the executor that read these shards in the batch before, if known
+ * @param link     how the task reaches the driver about resharding within the batch; none: children wait for the
+ *                 next batch
  */
 final case class RealTimeInputPartition(task: ShardFetchTask, recordSchema: KinesisRecordSchema,
-    location: Option[String]) extends InputPartition {
+    location: Option[String], link: Option[BatchLink] = None) extends InputPartition {
   override def preferredLocations(): Array[String] = location.toArray
 }

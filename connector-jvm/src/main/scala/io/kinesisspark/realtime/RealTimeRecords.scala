@@ -14,6 +14,10 @@ import io.kinesisspark.reader.{ShardPoller, ShardReader}
  * reports when Spark ends it is exactly after the last record Spark got: nothing fetched and not handed out counts as
  * read. A shard whose end was fetched is `Finished` once its last record has been handed out.
  *
+ * Resharding within the task's batch: when Spark asks for the next record after a shard's last one (so the sink has
+ * had all of the parent's records), `childrenOf` is asked for readers of the shard's children that may be read now,
+ * and they join the task's readers. Per key, a child's records therefore come after its parent's.
+ *
  * {{{
  *   val records = new RealTimeRecords(Seq(reader0, reader1), Clock.systemUTC())
  *   records.next(deadlineMillis) match {
@@ -23,21 +27,26 @@ import io.kinesisspark.reader.{ShardPoller, ShardReader}
  *   records.progress  // every shard's position and counts, for the task's offset
  * }}}
  *
- * @param sleep waits the given millis; replaced in tests, with the clock (by default the poller's own wait, which a
- *              fan-out event ends early)
+ * @param sleep      waits the given millis; replaced in tests, with the clock (by default the poller's own wait, which
+ *                   a fan-out event ends early)
+ * @param childrenOf readers of the children that may be read once the given reader's shard is finished (none by
+ *                   default); asked once per finished shard
  */
-final class RealTimeRecords(readers: Seq[ShardReader], clock: Clock, sleep: Option[Long => Unit] = None) {
+final class RealTimeRecords(firstReaders: Seq[ShardReader], clock: Clock, sleep: Option[Long => Unit] = None,
+    childrenOf: ShardReader => Seq[ShardReader] = _ => Nil) {
   private final class Shard(val reader: ShardReader) {
     var position: ShardPosition = reader.position
     var records = 0L
     var bytes = 0L
     var millisBehindLatest: Option[Long] = None
     var caughtUp = false
+    var childrenAsked = false
     val countersAtStart = reader.counters
   }
 
-  private val shards = readers.map(r => r -> new Shard(r)).toMap
-  private val poller = new ShardPoller(readers, clock, sleep)
+  private val readers = scala.collection.mutable.ArrayBuffer(firstReaders: _*)
+  private val shards = scala.collection.mutable.HashMap(firstReaders.map(r => r -> new Shard(r)): _*)
+  private val poller = new ShardPoller(firstReaders, clock, sleep)
   private var pending: Iterator[KinesisRecord] = Iterator.empty
   private var pendingShard: Shard = _
   private var pendingEnds = false
@@ -50,7 +59,10 @@ final class RealTimeRecords(readers: Seq[ShardReader], clock: Clock, sleep: Opti
    */
   def next(deadlineMillis: Long): Option[(ShardReader, KinesisRecord)] = {
     while (!pending.hasNext) {
-      if (pendingShard != null && pendingEnds) pendingShard.position = Finished
+      if (pendingShard != null && pendingEnds) {
+        pendingShard.position = Finished
+        addChildren(pendingShard)
+      }
       pendingShard = null
       poller.pollUntil(deadlineMillis) match {
         case None => return None
@@ -74,6 +86,15 @@ final class RealTimeRecords(readers: Seq[ShardReader], clock: Clock, sleep: Opti
     Some(pendingShard.reader -> record)
   }
 
+  private def addChildren(parent: Shard): Unit = if (!parent.childrenAsked) {
+    parent.childrenAsked = true
+    childrenOf(parent.reader).filterNot(shards.contains).foreach { child =>
+      readers += child
+      shards(child) = new Shard(child)
+      poller.add(child)
+    }
+  }
+
   /**
    * The readers, to keep for the next task, once this one is over: a reader whose batch was not all handed out holds
    * the rest ([[LeftoverShardReader]]), so it stands where its shard's progress says. They no longer raise this
@@ -81,7 +102,7 @@ final class RealTimeRecords(readers: Seq[ShardReader], clock: Clock, sleep: Opti
    */
   def readersToKeep(): Seq[ShardReader] = {
     poller.close()
-    readers.map(keep)
+    readers.toSeq.map(keep)
   }
 
   private def keep(reader: ShardReader): ShardReader = {
@@ -91,8 +112,8 @@ final class RealTimeRecords(readers: Seq[ShardReader], clock: Clock, sleep: Opti
     } else reader
   }
 
-  /** Every shard's progress so far in this task. */
-  def progress: Seq[ShardProgress] = readers.map { reader =>
+  /** Every shard's progress so far in this task, children that joined it included. */
+  def progress: Seq[ShardProgress] = readers.toSeq.map { reader =>
     val s = shards(reader)
     ShardProgress(reader.stream, reader.shardId, s.position, s.records, s.bytes, s.millisBehindLatest, s.caughtUp,
       reader.counters - s.countersAtStart)

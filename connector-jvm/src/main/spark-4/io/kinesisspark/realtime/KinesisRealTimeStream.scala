@@ -10,7 +10,7 @@ import io.kinesisspark.{BufferIndex, KinesisErrors, KinesisMicroBatchStream, Kin
   KinesisSourceOptions, ShardPosition, ShardStats, StartReconciler}
 import io.kinesisspark.executor.{ShardFetchResult, ShardFetchTask}
 import io.kinesisspark.prefetch.ShardDiscovery
-import org.apache.spark.kinesisspark.TaskSlots
+import org.apache.spark.kinesisspark.{ChildShardChannel, TaskSlots}
 
 /**
  * The Kinesis stream where Spark has real-time mode (4.1 and later): the micro-batch stream, and under a real-time
@@ -21,9 +21,11 @@ import org.apache.spark.kinesisspark.TaskSlots
  * with the listing as a micro-batch does ([[StartReconciler]]: new shards, shards gone, a stream created again, data
  * loss), and deals the shards whose parents are finished to `realTimeTasks` tasks ([[RealTimePlanner]]). Each task
  * reads its shards until the batch's time is up ([[RealTimePartitionReader]]) and reports where each stands; the
- * batch's end is the start moved by those reports, which Spark writes to its offset log. A child shard is read from the
- * batch after the one in which its parents finished. The same shards go to the same executor each batch, where their
- * readers (iterators, rate limits, enhanced fan-out subscriptions) wait between tasks.
+ * batch's end is the start moved by those reports, which Spark writes to its offset log. A child shard is read within
+ * seconds of its parents' end: a task that finished a shard asks this driver, which alone sees every task's, which
+ * children it may read now; a merge whose parents ended in different tasks ends the batch early instead, and the next
+ * batch reads it ([[BatchChildren]], through [[ChildShardChannel]]). The same shards go to the same executor each
+ * batch, where their readers (iterators, rate limits, enhanced fan-out subscriptions) wait between tasks.
  *
  * Batches with a known end (replayed from the offset log under another trigger) are read as micro-batches are, from
  * Kinesis.
@@ -44,6 +46,15 @@ final class KinesisRealTimeStream(
   // Per shard, what the tasks reported (lag, calls, throttling, losses), for the metrics; and when the batch began.
   @volatile private var stats = Map.empty[(String, String), ShardStats]
   @volatile private var batchStartMillis = 0L
+  // The running batch's resharding (with the batch's number among this stream's plans), which its tasks ask about
+  // through the endpoint (opened with the first batch). Planning and the endpoint's answers take `childLock`: both may
+  // list shards.
+  private val childLock = new Object
+  @volatile private var batchChildren: Option[(Long, BatchChildren)] = None
+  private var plans = 0L
+  private val childEndpoint = s"kinesis-spark-children-$streamId"
+  private lazy val childChannel = ChildShardChannel.open(childEndpoint)(childrenAfter,
+    batch => batchChildren.exists { case (b, children) => b == batch && children.endRequested })
 
   override def prepareForRealTimeMode(): Unit = {
     KinesisOptionKeys.NotInRealTime.find(options.isGiven).foreach { option =>
@@ -63,7 +74,8 @@ final class KinesisRealTimeStream(
 
   override def commit(end: Offset): Unit = if (!realTime) super.commit(end)
 
-  override def planInputPartitions(start: Offset): Array[InputPartition] = {
+  override def planInputPartitions(start: Offset): Array[InputPartition] = childLock.synchronized {
+    childChannel
     val startOffset = start.asInstanceOf[KinesisSourceOffset]
     batchStartMillis = clock.millis()
     registerMetrics() // in Spark's metrics system, as a micro-batch query's are from its first batch
@@ -92,13 +104,34 @@ final class KinesisRealTimeStream(
     // A task reads a backlog record by record: each shard is called again at once while records keep coming.
     val limits = options.fetchLimits.copy(catchUpAtOnce = true)
     val known = locations
-    RealTimePlanner.group(orders, tasks, known.get).map { group =>
+    plans += 1
+    val batch = plans
+    batchChildren = Some(batch -> new BatchChildren(base, orders.map(o => (o.stream, o.shardId)).toSet,
+      () => discovery.listed.graphs, () => discovery.starts, () => discovery.refreshShards(force = true),
+      (stream, shard, from) => discovery.listed.order(stream, shard, from, 0L, consumers.map(_.consumerArn(stream)))))
+    RealTimePlanner.group(orders, tasks, known.get).zipWithIndex.map { case (group, i) =>
       RealTimeInputPartition(ShardFetchTask(options.connection, limits, streamId, group.orders,
         dataLoss = io.kinesisspark.DataLossPolicy(options.failOnDataLoss),
         efoSubscriptionMaxEvents = options.efo.flatMap(_.subscriptionMaxEvents)),
-        options.recordSchema, group.location): InputPartition
+        options.recordSchema, group.location, Some(BatchLink(childEndpoint, batch, i))): InputPartition
     }.toArray
   }
+
+  // A task finished a shard: the children it may read now, as orders' bytes (none for a batch that is over).
+  private def childrenAfter(batch: Long, task: Int, stream: String, shardId: String): Array[Byte] =
+    childLock.synchronized {
+      import KinesisRealTimeStream.log
+      val orders = batchChildren.filter(_._1 == batch).toSeq.flatMap(_._2.finished(stream, shardId, task))
+      if (orders.nonEmpty) {
+        log.info(s"Kinesis stream '$stream': task $task reads ${orders.map(_.shardId).mkString(", ")} from now on, " +
+          s"after $shardId")
+      }
+      if (batchChildren.exists { case (b, c) => b == batch && c.endRequested }) {
+        log.info(s"Kinesis stream '$stream': a merge's parents ended in different tasks; ending the batch early, for " +
+          "the next one to read the merged shard")
+      }
+      ShardFetchTask.encode(orders)
+    }
 
   override def mergeOffsets(offsets: Array[PartitionOffset]): Offset = {
     val base = plannedBase.getOrElse(throw new IllegalStateException("mergeOffsets before planInputPartitions"))
@@ -116,6 +149,7 @@ final class KinesisRealTimeStream(
     }
     countRead(reported.flatMap(_.shards).map(_.records).sum, reported.flatMap(_.shards).map(_.bytes).sum)
     discovery.committed(end)
+    childLock.synchronized { batchChildren = None }
     end
   }
 
@@ -129,11 +163,16 @@ final class KinesisRealTimeStream(
 
   override def stop(): Unit = {
     try super.stop()
-    finally if (realTime) discovery.stop()
+    finally if (realTime) {
+      discovery.stop()
+      childChannel.close()
+    }
   }
 }
 
 object KinesisRealTimeStream {
+  private val log = org.slf4j.LoggerFactory.getLogger(classOf[KinesisRealTimeStream])
+
   /** Made here, so that only Spark lines with real-time mode load this class (see [[MicroBatchStreams]]). */
   def create(options: KinesisSourceOptions, checkpointLocation: String): MicroBatchStream =
     new KinesisRealTimeStream(options, checkpointLocation)

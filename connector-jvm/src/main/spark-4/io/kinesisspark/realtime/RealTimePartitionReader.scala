@@ -5,14 +5,14 @@ import java.time.Clock
 import scala.util.control.NonFatal
 
 import org.apache.spark.TaskContext
-import org.apache.spark.kinesisspark.BlockStoreBridge
+import org.apache.spark.kinesisspark.{BlockStoreBridge, ChildShardChannel}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.connector.read.streaming.{PartitionOffset, SupportsRealTimeRead}
 import org.apache.spark.sql.connector.read.streaming.SupportsRealTimeRead.RecordStatus
 import org.apache.spark.unsafe.types.UTF8String
 
 import io.kinesisspark.aws.KinesisClients
-import io.kinesisspark.executor.{ShardReaderCache, ShardReaders}
+import io.kinesisspark.executor.{ShardFetchTask, ShardReaderCache, ShardReaders}
 import io.kinesisspark.reader.ShardReader
 
 /**
@@ -30,8 +30,8 @@ final class RealTimePartitionReader(partition: RealTimeInputPartition, clock: Cl
 
   private val task = partition.task
   private val schema = partition.recordSchema
+  private lazy val api = KinesisClients.api(task.connection)
   private val readers: Seq[ShardReader] = {
-    lazy val api = KinesisClients.api(task.connection)
     val opened = Seq.newBuilder[ShardReader]
     val startedAt = clock.millis()
     try task.orders.foreach(order => opened += ShardReaders.acquire(task, order, api, clock, startedAt))
@@ -40,8 +40,35 @@ final class RealTimePartitionReader(partition: RealTimeInputPartition, clock: Cl
     }
     opened.result()
   }
-  private val records = new RealTimeRecords(readers, clock)
-  private val names = readers.map(r => r -> (UTF8String.fromString(r.stream), UTF8String.fromString(r.shardId))).toMap
+  private val records = new RealTimeRecords(readers, clock, childrenOf = childrenOf)
+  private val names = scala.collection.mutable.HashMap.empty[ShardReader, (UTF8String, UTF8String)]
+
+  // Readers of the children the driver says this task may read now that `parent`'s shard is finished. Without an
+  // answer (the driver unreachable, the query stopping) none: they are read from the next batch, as planned then.
+  private def childrenOf(parent: ShardReader): Seq[ShardReader] = partition.link.toSeq.flatMap { link =>
+    ChildShardChannel.finished(link.endpoint, link.batch, link.task, parent.stream, parent.shardId) match {
+      case Right(bytes) =>
+        val startedAt = clock.millis()
+        ShardFetchTask.decode(bytes).map(order => ShardReaders.acquire(task, order, api, clock, startedAt))
+      case Left(e) =>
+        RealTimePartitionReader.log.warn(s"Kinesis stream '${parent.stream}': the driver did not say which children " +
+          s"of ${parent.shardId} to read now (${e.getClass.getSimpleName}: ${e.getMessage}); they are read from the " +
+          "next batch")
+        Nil
+    }
+  }
+
+  // Whether the driver wants the batch to end now (see BatchChildren): asked at most once a second.
+  private var nextEndCheck = clock.millis() + RealTimePartitionReader.EndCheckMillis
+  private var ending = false
+  private def batchEnding(): Boolean = {
+    if (!ending && partition.link.isDefined && clock.millis() >= nextEndCheck) {
+      val link = partition.link.get
+      ending = ChildShardChannel.endRequested(link.endpoint, link.batch).getOrElse(false)
+      nextEndCheck = clock.millis() + RealTimePartitionReader.EndCheckMillis
+    }
+    ending
+  }
   private var current: InternalRow = _
 
   def nextWithTimeout(timeoutMs: java.lang.Long): RecordStatus = nextBefore(clock.millis() + timeoutMs)
@@ -49,16 +76,28 @@ final class RealTimePartitionReader(partition: RealTimeInputPartition, clock: Cl
   def nextWithTimeout(startTimeMs: java.lang.Long, timeoutMs: java.lang.Long): RecordStatus =
     nextBefore(startTimeMs + timeoutMs)
 
-  private def nextBefore(deadlineMillis: Long): RecordStatus = records.next(deadlineMillis) match {
-    case Some((reader, record)) =>
-      val (stream, shardId) = names(reader)
-      current = schema.toRow(stream, shardId, record)
-      RecordStatus.newStatusWithArrivalTimeMs(record.approximateArrivalMillis)
-    case None =>
-      // The deadline passed with nothing new, or every shard ended: wait out the batch (see the class's comment).
-      val left = deadlineMillis - clock.millis()
-      if (left > 0) Thread.sleep(left)
-      RecordStatus.newStatusWithoutArrivalTime(false)
+  private def nextBefore(deadlineMillis: Long): RecordStatus = {
+    var status: RecordStatus = null
+    while (status == null) {
+      if (batchEnding()) status = RecordStatus.newStatusWithoutArrivalTime(false)
+      else {
+        val until = if (partition.link.isDefined) math.min(deadlineMillis, nextEndCheck) else deadlineMillis
+        records.next(until) match {
+          case Some((reader, record)) =>
+            val (stream, shardId) = names.getOrElseUpdate(reader,
+              (UTF8String.fromString(reader.stream), UTF8String.fromString(reader.shardId)))
+            current = schema.toRow(stream, shardId, record)
+            status = RecordStatus.newStatusWithArrivalTimeMs(record.approximateArrivalMillis)
+          case None =>
+            // Nothing new by `until`, or every shard ended: wait out the batch, asking whether it ends early (the
+            // first "no record" ends the task, see the class's comment).
+            val left = until - clock.millis()
+            if (left > 0) Thread.sleep(left)
+            if (clock.millis() >= deadlineMillis) status = RecordStatus.newStatusWithoutArrivalTime(false)
+        }
+      }
+    }
+    status
   }
 
   override def next(): Boolean =
@@ -84,6 +123,11 @@ final class RealTimePartitionReader(partition: RealTimeInputPartition, clock: Cl
 }
 
 object RealTimePartitionReader {
+  private val log = org.slf4j.LoggerFactory.getLogger(classOf[RealTimePartitionReader])
+
   /** How long a shard's reader waits on its executor for the next batch's task (the cache sweeps every 30 s). */
   val ReaderIdleMillis = 60 * 1000L
+
+  /** How often a task asks the driver whether its batch should end early (a merge across tasks waits for that). */
+  val EndCheckMillis = 1000L
 }

@@ -109,4 +109,36 @@ class RealTimeRecordsSuite extends AnyFunSuite {
     // Without it, ready from its last call on, as the prefetch path has it.
     assert((kept eq reader) && reader.readyAt == 0L)
   }
+
+  test("a finished shard's children join the task once Spark asks past its last record, and come after it") {
+    val api = new FakeKinesisApi(); api.add("parent", 2); api.add("child-a", 2); api.add("child-b", 1)
+    api.closed += "parent"
+    val clock = new SteppedClock
+    val asked = ArrayBuffer.empty[String]
+    val records = new RealTimeRecords(Seq(polling(api, "parent", clock)), clock, Some(clock.sleep), { parent =>
+      asked += parent.shardId
+      Seq(polling(api, "child-a", clock), polling(api, "child-b", clock))
+    })
+    assert(records.next(1000L).isDefined && records.next(1000L).isDefined)
+    // The parent's last record is out, not yet processed by the sink: its children are not asked for yet.
+    assert(asked.isEmpty && records.progress.map(_.position) == Seq(Finished))
+    val rest = drain(records, 1000L)
+    assert(asked == Seq("parent")) // once
+    assert(rest.map(_._1).sorted == Seq("child-a", "child-a", "child-b"))
+    assert(records.progress.map(_.shardId) == Seq("parent", "child-a", "child-b"))
+    assert(records.progress.drop(1).map(_.position) ==
+      Seq("child-a", "child-b").map(s => ShardPosition.AfterRecord(api.shards(s).last.sequenceNumber, None)))
+    assert(records.readersToKeep().map(_.shardId) == Seq("parent", "child-a", "child-b"))
+  }
+
+  test("an empty closed shard's children are asked for at once; without an answer the task reads on") {
+    val api = new FakeKinesisApi(); api.shards.getOrElseUpdate("parent", ArrayBuffer.empty); api.add("other", 1)
+    api.closed += "parent"
+    val clock = new SteppedClock
+    var asked = 0
+    val records = new RealTimeRecords(Seq(polling(api, "parent", clock), polling(api, "other", clock)), clock,
+      Some(clock.sleep), { _ => asked += 1; Nil })
+    assert(drain(records, 1000L).map(_._1) == Seq("other"))
+    assert(asked == 1 && records.progress.head.position == Finished)
+  }
 }

@@ -1,13 +1,10 @@
 package org.apache.spark.kinesisspark
 
-import java.util.concurrent.ConcurrentHashMap
-
 import scala.annotation.tailrec
 import scala.util.control.NonFatal
 
 import org.apache.spark.SparkEnv
 import org.apache.spark.rpc.{RpcCallContext, RpcEndpoint, RpcEndpointRef, RpcEnv}
-import org.apache.spark.util.RpcUtils
 
 /**
  * How executors hand what they prefetched to the driver: a Spark RPC endpoint on the driver, one per prefetcher,
@@ -66,15 +63,7 @@ object FetchResultChannel {
     new Receiver(env, env.setupEndpoint(name, new Endpoint(env, onResult, onPending, onRemoved)))
   }
 
-  // Executor side: references to the driver's endpoints, looked up once each (a lookup is itself an RPC).
-  private val refs = new ConcurrentHashMap[String, RpcEndpointRef]()
-
-  private def ref(name: String): RpcEndpointRef = Option(refs.get(name)).getOrElse {
-    // Looked up outside the map's lock: a lookup may wait up to the RPC timeout.
-    val env = SparkEnv.get
-    val found = RpcUtils.makeDriverRef(name, env.conf, env.rpcEnv)
-    Option(refs.putIfAbsent(name, found)).getOrElse(found)
-  }
+  private def ref(name: String): RpcEndpointRef = DriverEndpoints.ref(name)
 
   /** Hands `payload` to the driver's endpoint `name`: what the driver answered, or [[Closed]] or [[Unknown]]. */
   def deliver(name: String, payload: Array[Byte]): Int =
@@ -94,14 +83,14 @@ object FetchResultChannel {
     try ref(name).askSync[java.lang.Boolean](Int.box(blocks)) catch { case NonFatal(_) => () }
 
   /** Forgets the reference to `name` (no ticket of its query is left here): the executor keeps no entry per query. */
-  def forget(name: String): Unit = refs.remove(name)
+  def forget(name: String): Unit = DriverEndpoints.forget(name)
 
   /**
    * After a failed call: whether the driver says it has no endpoint `name` (a fresh lookup, which Spark answers with
    * RpcEndpointNotFoundException). Any other failure (the driver unreachable, a timeout) proves nothing.
    */
   private def gone(name: String): Boolean = {
-    refs.remove(name)
+    DriverEndpoints.forget(name)
     @tailrec def notFound(e: Throwable): Boolean =
       e != null && (e.getClass.getName == "org.apache.spark.rpc.RpcEndpointNotFoundException" || notFound(e.getCause))
     try { ref(name); false } catch { case NonFatal(e) => notFound(e) }

@@ -1,0 +1,76 @@
+package io.kinesisspark.realtime
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.kinesisspark.{KinesisSourceOffset, ShardGraph, ShardPosition}
+import io.kinesisspark.ShardPosition.{AfterRecord, Finished, TrimHorizon}
+import io.kinesisspark.aws.ShardInfo
+import io.kinesisspark.executor.ShardFetchOrder
+
+class BatchChildrenSuite extends AnyFunSuite {
+
+  private def id(n: Int) = f"shardId-$n%012d"
+  private def shard(n: Int, parents: Int*) = ShardInfo(id(n), parents.map(id), closed = false)
+
+  /** A batch over `graph`, planned with `planned` read and `base` as its start; `later` is what a new listing adds. */
+  private final class Batch(shards: Seq[ShardInfo], base: Map[String, ShardPosition], planned: Set[Int],
+      later: Seq[ShardInfo] = Nil) {
+    var graph = ShardGraph(shards)
+    var starts: Map[(String, String), ShardPosition] = shards.map(s => ("s", s.shardId) -> TrimHorizon).toMap
+    var listings = 0
+    val children = new BatchChildren(KinesisSourceOffset(Map("s" -> base), Map("s" -> 1L)),
+      planned.map(n => ("s", id(n))), () => Map("s" -> graph), () => starts,
+      () => {
+        listings += 1
+        graph = ShardGraph(shards ++ later)
+        starts = starts ++ later.map(s => ("s", s.shardId) -> TrimHorizon)
+      },
+      (stream, s, from) => ShardFetchOrder(stream, s.shardId, from, 0L))
+    def finished(n: Int, task: Int = 0): Seq[(String, ShardPosition)] =
+      children.finished("s", id(n), task).map(o => o.shardId -> o.from)
+  }
+
+  test("a split's children go to the task that finished their parent, once") {
+    val batch = new Batch(Seq(shard(0), shard(1), shard(2, 0), shard(3, 0)),
+      Map(id(0) -> AfterRecord("5"), id(1) -> TrimHorizon, id(2) -> TrimHorizon, id(3) -> TrimHorizon), Set(0, 1))
+    assert(batch.finished(1).isEmpty && batch.listings == 1) // no child listed: listed again, none found
+    assert(batch.finished(0) == Seq(id(2) -> TrimHorizon, id(3) -> TrimHorizon))
+    assert(batch.finished(0).isEmpty) // a task retried: the children were handed out already
+    assert(!batch.children.endRequested)
+  }
+
+  test("a merge's child waits for its last parent; read at once when one task read both") {
+    val batch = new Batch(Seq(shard(0), shard(1), shard(2, 0, 1)),
+      Map(id(0) -> AfterRecord("5"), id(1) -> AfterRecord("7"), id(2) -> TrimHorizon), Set(0, 1))
+    assert(batch.finished(1, task = 3).isEmpty)
+    assert(batch.finished(0, task = 3) == Seq(id(2) -> TrimHorizon))
+    assert(batch.listings == 0 && !batch.children.endRequested) // the child was listed
+  }
+
+  test("a merge whose parents ended in different tasks is read by none: the batch is asked to end") {
+    val batch = new Batch(Seq(shard(0), shard(1), shard(2, 0, 1)),
+      Map(id(0) -> AfterRecord("5"), id(1) -> AfterRecord("7"), id(2) -> TrimHorizon), Set(0, 1))
+    assert(batch.finished(1, task = 1).isEmpty && !batch.children.endRequested)
+    assert(batch.finished(0, task = 0).isEmpty && batch.children.endRequested)
+  }
+
+  test("a parent finished in an earlier batch counts; a child planned at the batch's start is not handed out again") {
+    val earlier = new Batch(Seq(shard(0), shard(1), shard(2, 0, 1)),
+      Map(id(0) -> Finished, id(1) -> AfterRecord("7"), id(2) -> TrimHorizon), Set(1))
+    assert(earlier.finished(1, task = 1) == Seq(id(2) -> TrimHorizon)) // its other parent's records are committed
+    val planned = new Batch(Seq(shard(0), shard(1, 0), shard(2, 0)),
+      Map(id(0) -> Finished, id(1) -> AfterRecord("3"), id(2) -> TrimHorizon), Set(1, 2))
+    assert(planned.finished(1).isEmpty) // shard 1 has no child; shard 2 was planned
+  }
+
+  test("a reshard newer than the batch's listing is listed again, and its children read from their start") {
+    val batch = new Batch(Seq(shard(0)), Map(id(0) -> AfterRecord("5")), Set(0), later = Seq(shard(1, 0), shard(2, 0)))
+    assert(batch.finished(0) == Seq(id(1) -> TrimHorizon, id(2) -> TrimHorizon))
+    assert(batch.listings == 1)
+  }
+
+  test("a child that its position says was read to its end is not read again") {
+    val batch = new Batch(Seq(shard(0), shard(1, 0)), Map(id(0) -> AfterRecord("5"), id(1) -> Finished), Set(0))
+    assert(batch.finished(0).isEmpty)
+  }
+}
