@@ -13,10 +13,15 @@ import io.kinesisspark.executor.ShardFetchOrder
  * last, so its records are in the task's sink, before any of a child's: a split's children, and a merge's child whose
  * parents this task read, go to that task, once.
  *
+ * Tasks are told apart by attempt: a retried task reads its shards again from the batch's start, so a parent finished
+ * by an earlier attempt counts as another task's.
+ *
  * A merge whose parents ended in different tasks cannot be ordered so: a sink may still hold the other task's records
  * (PySpark's `foreach` hands rows to its Python worker through a buffer; Kafka's producer sends asynchronously). Only a
- * batch's end orders sinks across tasks (Spark commits a batch once every task is done), so the batch is asked to end
- * now ([[endRequested]]: tasks ask every second) and the next batch, planned at once, reads the child.
+ * batch's end orders sinks across tasks (Spark commits a batch once every task is done), so, when `mayEndBatch`, the
+ * batch is asked to end now ([[endRequested]]: tasks ask every second) and the next batch, planned at once, reads the
+ * child. Not when the query has other sources: their tasks would not end, and this stream's would read nothing until
+ * the batch's time is up; the child then waits for the next batch.
  *
  * The graph comes from the listing the batch was planned from; a finished shard with no listed child makes the stream
  * listed again (`relist`): its reshard may be newer than that listing.
@@ -25,13 +30,15 @@ import io.kinesisspark.executor.ShardFetchOrder
  *   val children = new BatchChildren(base, planned = orders.map(o => (o.stream, o.shardId)).toSet,
  *     () => discovery.listed.graphs, () => discovery.starts, () => discovery.refreshShards(force = true),
  *     (stream, shard, from) => discovery.listed.order(stream, shard, from, 0L, None))
- *   children.finished("clicks", "shardId-000000000000", task = 1) // orders for its children that task 1 may read
+ *   children.finished("clicks", "shardId-000000000000", task = 7L) // orders for children task attempt 7 may read
  *   children.endRequested                                           // a merge across tasks waits for the batch's end
  * }}}
  *
- * @param base    the batch's start, reconciled with its listing
- * @param planned the shards the batch's tasks were given at its start
- * @param starts  where reading of each known shard begins when the offset does not hold it (new shards of a listing)
+ * @param base        the batch's start, reconciled with its listing
+ * @param planned     the shards the batch's tasks were given at its start
+ * @param starts      where reading of each known shard begins when the offset does not hold it (new shards of a
+ *                    listing)
+ * @param mayEndBatch whether a merge across tasks may end the batch early (this stream is the query's only source)
  */
 final class BatchChildren(
     base: KinesisSourceOffset,
@@ -39,10 +46,11 @@ final class BatchChildren(
     graphs: () => Map[String, ShardGraph],
     starts: () => Map[(String, String), ShardPosition],
     relist: () => Unit,
-    order: (String, ShardInfo, ShardPosition) => ShardFetchOrder) {
+    order: (String, ShardInfo, ShardPosition) => ShardFetchOrder,
+    mayEndBatch: Boolean = true) {
 
   // Per shard finished in this batch, the task that finished it.
-  private val finishedInBatch = mutable.Map.empty[(String, String), Int]
+  private val finishedInBatch = mutable.Map.empty[(String, String), Long]
   private val handedOut = mutable.Set.empty[(String, String)]
   @volatile private var ending = false
 
@@ -50,9 +58,10 @@ final class BatchChildren(
   def endRequested: Boolean = ending
 
   /**
-   * Records `shardId` of `stream` as finished by `task` in this batch: orders for the children that task may read now.
+   * Records `shardId` of `stream` as finished by task attempt `task` in this batch: orders for the children that task
+   * may read now.
    */
-  def finished(stream: String, shardId: String, task: Int): Seq[ShardFetchOrder] = synchronized {
+  def finished(stream: String, shardId: String, task: Long): Seq[ShardFetchOrder] = synchronized {
     finishedInBatch((stream, shardId)) = task
     if (graphs().get(stream).forall(_.childrenOf(shardId).isEmpty)) relist()
     graphs().get(stream).toSeq.flatMap { graph =>
@@ -64,7 +73,7 @@ final class BatchChildren(
         .filter(c => children(c.shardId) && !planned((stream, c.shardId)) && !handedOut((stream, c.shardId)))
       val (mine, acrossTasks) = ready.partition(child =>
         graph.parentsOf(child.shardId).forall(p => finishedInBatch.get((stream, p)).forall(_ == task)))
-      if (acrossTasks.nonEmpty) ending = true
+      if (acrossTasks.nonEmpty && mayEndBatch) ending = true
       mine.map { child =>
         handedOut += ((stream, child.shardId))
         order(stream, child, known(child.shardId))

@@ -6,11 +6,10 @@ package io.kinesisspark.realtime
  * and whether the batch should end early.
  *
  * {{{
- *   BatchLink("kinesis-spark-children-3", batch = 12L, task = 0)
+ *   BatchLink("kinesis-spark-children-3", batch = 12L)
  * }}}
  *
  * @param endpoint the driver's endpoint of the stream
  * @param batch    which planning of the stream the task belongs to (a task of an earlier batch gets no answer)
- * @param task     the task's index in that planning
  */
-final case class BatchLink(endpoint: String, batch: Long, task: Int)
+final case class BatchLink(endpoint: String, batch: Long)

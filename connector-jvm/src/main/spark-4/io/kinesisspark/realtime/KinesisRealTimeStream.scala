@@ -2,12 +2,15 @@ package io.kinesisspark.realtime
 
 import java.time.Clock
 
+import scala.util.Try
+import scala.util.control.NonFatal
+
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
 import org.apache.spark.sql.connector.read.streaming.{MicroBatchStream, Offset, PartitionOffset, ReadLimit,
   SupportsRealTimeMode}
 
 import io.kinesisspark.{BufferIndex, KinesisErrors, KinesisMicroBatchStream, KinesisOptionKeys, KinesisSourceOffset,
-  KinesisSourceOptions, ShardPosition, ShardStats, StartReconciler}
+  KinesisSourceOptions, QueryMetrics, ShardPosition, ShardStats, StartReconciler}
 import io.kinesisspark.executor.{ShardFetchResult, ShardFetchTask}
 import io.kinesisspark.prefetch.ShardDiscovery
 import org.apache.spark.kinesisspark.{ChildShardChannel, TaskSlots}
@@ -53,8 +56,9 @@ final class KinesisRealTimeStream(
   @volatile private var batchChildren: Option[(Long, BatchChildren)] = None
   private var plans = 0L
   private val childEndpoint = s"kinesis-spark-children-$streamId"
-  private lazy val childChannel = ChildShardChannel.open(childEndpoint)(childrenAfter,
-    batch => batchChildren.exists { case (b, children) => b == batch && children.endRequested })
+  @volatile private var childChannel: Option[AutoCloseable] = None
+  // A listing the endpoint's thread made that failed (a stream deleted, under failOnDataLoss): the query fails with it.
+  @volatile private var relistFailure: Option[Throwable] = None
 
   override def prepareForRealTimeMode(): Unit = {
     KinesisOptionKeys.NotInRealTime.find(options.isGiven).foreach { option =>
@@ -75,7 +79,11 @@ final class KinesisRealTimeStream(
   override def commit(end: Offset): Unit = if (!realTime) super.commit(end)
 
   override def planInputPartitions(start: Offset): Array[InputPartition] = childLock.synchronized {
-    childChannel
+    relistFailure.foreach(throw _)
+    if (childChannel.isEmpty) {
+      childChannel = Some(ChildShardChannel.open(childEndpoint)(childrenAfter,
+        batch => batchChildren.exists { case (b, children) => b == batch && children.endRequested }))
+    }
     val startOffset = start.asInstanceOf[KinesisSourceOffset]
     batchStartMillis = clock.millis()
     registerMetrics() // in Spark's metrics system, as a micro-batch query's are from its first batch
@@ -107,24 +115,47 @@ final class KinesisRealTimeStream(
     plans += 1
     val batch = plans
     batchChildren = Some(batch -> new BatchChildren(base, orders.map(o => (o.stream, o.shardId)).toSet,
-      () => discovery.listed.graphs, () => discovery.starts, () => discovery.refreshShards(force = true),
-      (stream, shard, from) => discovery.listed.order(stream, shard, from, 0L, consumers.map(_.consumerArn(stream)))))
-    RealTimePlanner.group(orders, tasks, known.get).zipWithIndex.map { case (group, i) =>
+      () => discovery.listed.graphs, () => discovery.starts, relist,
+      (stream, shard, from) => discovery.listed.order(stream, shard, from, 0L, consumers.map(_.consumerArn(stream))),
+      mayEndBatch = onlySource))
+    RealTimePlanner.group(orders, tasks, known.get).map { group =>
       RealTimeInputPartition(ShardFetchTask(options.connection, limits, streamId, group.orders,
         dataLoss = io.kinesisspark.DataLossPolicy(options.failOnDataLoss),
         efoSubscriptionMaxEvents = options.efo.flatMap(_.subscriptionMaxEvents)),
-        options.recordSchema, group.location, Some(BatchLink(childEndpoint, batch, i))): InputPartition
+        options.recordSchema, group.location, Some(BatchLink(childEndpoint, batch))): InputPartition
     }.toArray
   }
 
+  // Listing again from the endpoint's thread (see BatchChildren): a failure there is the query's, on its own thread.
+  private def relist(): Unit =
+    try discovery.refreshShards(force = true)
+    catch { case NonFatal(e) => relistFailure = Some(e) }
+
+  // Whether this stream is the query's only source: only then may a batch end early (see BatchChildren). Spark's
+  // query object lists its sources from the start (internal API, reached by name: it moved between Spark lines);
+  // failing that, the last progress does, from the first batch's end on. Unknown: no. The query is registered with
+  // the session that started it, not with the copy it runs in (this stream's): the default session, unless the
+  // query came through Spark Connect (then it is not found, and batches do not end early).
+  private def onlySource: Boolean =
+    QueryMetrics.currentQueryId(spark).flatMap { id =>
+      (Seq(spark) ++ org.apache.spark.sql.SparkSession.getDefaultSession).iterator
+        .flatMap(session => Option(session.streams.get(id))).find(_ => true)
+    }.exists { query =>
+      val listed = Try {
+        val execution = query.getClass.getMethod("streamingQuery").invoke(query)
+        execution.getClass.getMethod("sources").invoke(execution).asInstanceOf[Iterable[_]].size
+      }.toOption.orElse(Option(query.lastProgress).map(_.sources.length))
+      listed.contains(1)
+    }
+
   // A task finished a shard: the children it may read now, as orders' bytes (none for a batch that is over).
-  private def childrenAfter(batch: Long, task: Int, stream: String, shardId: String): Array[Byte] =
+  private def childrenAfter(batch: Long, task: Long, stream: String, shardId: String): Array[Byte] =
     childLock.synchronized {
       import KinesisRealTimeStream.log
       val orders = batchChildren.filter(_._1 == batch).toSeq.flatMap(_._2.finished(stream, shardId, task))
       if (orders.nonEmpty) {
-        log.info(s"Kinesis stream '$stream': task $task reads ${orders.map(_.shardId).mkString(", ")} from now on, " +
-          s"after $shardId")
+        log.info(s"Kinesis stream '$stream': task attempt $task reads ${orders.map(_.shardId).mkString(", ")} " +
+          s"from now on, after $shardId")
       }
       if (batchChildren.exists { case (b, c) => b == batch && c.endRequested }) {
         log.info(s"Kinesis stream '$stream': a merge's parents ended in different tasks; ending the batch early, for " +
@@ -150,6 +181,7 @@ final class KinesisRealTimeStream(
     countRead(reported.flatMap(_.shards).map(_.records).sum, reported.flatMap(_.shards).map(_.bytes).sum)
     discovery.committed(end)
     childLock.synchronized { batchChildren = None }
+    relistFailure.foreach(throw _)
     end
   }
 
@@ -165,7 +197,7 @@ final class KinesisRealTimeStream(
     try super.stop()
     finally if (realTime) {
       discovery.stop()
-      childChannel.close()
+      childChannel.foreach(_.close())
     }
   }
 }

@@ -46,10 +46,17 @@ final class RealTimePartitionReader(partition: RealTimeInputPartition, clock: Cl
   // Readers of the children the driver says this task may read now that `parent`'s shard is finished. Without an
   // answer (the driver unreachable, the query stopping) none: they are read from the next batch, as planned then.
   private def childrenOf(parent: ShardReader): Seq[ShardReader] = partition.link.toSeq.flatMap { link =>
-    ChildShardChannel.finished(link.endpoint, link.batch, link.task, parent.stream, parent.shardId) match {
+    // The driver tells tasks apart by attempt: a retried task reads its shards again from the batch's start.
+    val attempt = Option(TaskContext.get()).map(_.taskAttemptId()).getOrElse(-1L)
+    ChildShardChannel.finished(link.endpoint, link.batch, attempt, parent.stream, parent.shardId) match {
       case Right(bytes) =>
         val startedAt = clock.millis()
-        ShardFetchTask.decode(bytes).map(order => ShardReaders.acquire(task, order, api, clock, startedAt))
+        val opened = Seq.newBuilder[ShardReader]
+        try ShardFetchTask.decode(bytes).foreach(o => opened += ShardReaders.acquire(task, o, api, clock, startedAt))
+        catch {
+          case NonFatal(e) => opened.result().foreach(release); throw e
+        }
+        opened.result()
       case Left(e) =>
         RealTimePartitionReader.log.warn(s"Kinesis stream '${parent.stream}': the driver did not say which children " +
           s"of ${parent.shardId} to read now (${e.getClass.getSimpleName}: ${e.getMessage}); they are read from the " +

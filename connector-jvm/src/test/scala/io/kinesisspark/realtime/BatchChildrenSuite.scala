@@ -14,7 +14,7 @@ class BatchChildrenSuite extends AnyFunSuite {
 
   /** A batch over `graph`, planned with `planned` read and `base` as its start; `later` is what a new listing adds. */
   private final class Batch(shards: Seq[ShardInfo], base: Map[String, ShardPosition], planned: Set[Int],
-      later: Seq[ShardInfo] = Nil) {
+      later: Seq[ShardInfo] = Nil, mayEndBatch: Boolean = true) {
     var graph = ShardGraph(shards)
     var starts: Map[(String, String), ShardPosition] = shards.map(s => ("s", s.shardId) -> TrimHorizon).toMap
     var listings = 0
@@ -25,7 +25,7 @@ class BatchChildrenSuite extends AnyFunSuite {
         graph = ShardGraph(shards ++ later)
         starts = starts ++ later.map(s => ("s", s.shardId) -> TrimHorizon)
       },
-      (stream, s, from) => ShardFetchOrder(stream, s.shardId, from, 0L))
+      (stream, s, from) => ShardFetchOrder(stream, s.shardId, from, 0L), mayEndBatch)
     def finished(n: Int, task: Int = 0): Seq[(String, ShardPosition)] =
       children.finished("s", id(n), task).map(o => o.shardId -> o.from)
   }
@@ -52,6 +52,20 @@ class BatchChildrenSuite extends AnyFunSuite {
       Map(id(0) -> AfterRecord("5"), id(1) -> AfterRecord("7"), id(2) -> TrimHorizon), Set(0, 1))
     assert(batch.finished(1, task = 1).isEmpty && !batch.children.endRequested)
     assert(batch.finished(0, task = 0).isEmpty && batch.children.endRequested)
+  }
+
+  test("a retried task is another task: a merge whose first parent an earlier attempt finished ends the batch") {
+    val batch = new Batch(Seq(shard(0), shard(1), shard(2, 0, 1)),
+      Map(id(0) -> AfterRecord("5"), id(1) -> AfterRecord("7"), id(2) -> TrimHorizon), Set(0, 1))
+    assert(batch.finished(0, task = 11).isEmpty) // attempt 11 finished shard 0, then failed
+    assert(batch.finished(1, task = 12).isEmpty && batch.children.endRequested) // its retry, reading shard 0 again
+  }
+
+  test("with other sources in the query the batch does not end early: a merge across tasks waits for the next") {
+    val batch = new Batch(Seq(shard(0), shard(1), shard(2, 0, 1)),
+      Map(id(0) -> AfterRecord("5"), id(1) -> AfterRecord("7"), id(2) -> TrimHorizon), Set(0, 1), mayEndBatch = false)
+    assert(batch.finished(1, task = 1).isEmpty)
+    assert(batch.finished(0, task = 0).isEmpty && !batch.children.endRequested)
   }
 
   test("a parent finished in an earlier batch counts; a child planned at the batch's start is not handed out again") {

@@ -1,9 +1,10 @@
 package org.apache.spark.kinesisspark
 
+import scala.concurrent.duration._
 import scala.util.control.NonFatal
 
 import org.apache.spark.SparkEnv
-import org.apache.spark.rpc.{RpcCallContext, RpcEndpoint, RpcEnv}
+import org.apache.spark.rpc.{RpcCallContext, RpcEndpoint, RpcEnv, RpcTimeout}
 
 /**
  * How a real-time task talks to the driver about resharding within its batch: a Spark RPC endpoint on the driver, one
@@ -18,18 +19,18 @@ import org.apache.spark.rpc.{RpcCallContext, RpcEndpoint, RpcEnv}
  * {{{
  *   val listening = ChildShardChannel.open("kinesis-spark-children-3")(
  *     (batch, task, stream, shardId) => encodedOrders, batch => false)
- *   ChildShardChannel.finished("kinesis-spark-children-3", 12L, 0, "clicks", "shardId-000000000001") // an executor
+ *   ChildShardChannel.finished("kinesis-spark-children-3", 12L, 7L, "clicks", "shardId-000000000001") // an executor
  *   listening.close()
  * }}}
  */
 object ChildShardChannel {
   private final class Endpoint(
       override val rpcEnv: RpcEnv,
-      onFinished: (Long, Int, String, String) => Array[Byte],
+      onFinished: (Long, Long, String, String) => Array[Byte],
       onEndAsked: Long => Boolean) extends RpcEndpoint {
     override def receiveAndReply(context: RpcCallContext): PartialFunction[Any, Unit] = {
       case Array(batch: String, task: String, stream: String, shardId: String) =>
-        context.reply(onFinished(batch.toLong, task.toInt, stream, shardId))
+        context.reply(onFinished(batch.toLong, task.toLong, stream, shardId))
       case batch: java.lang.Long => context.reply(java.lang.Boolean.valueOf(onEndAsked(batch)))
     }
   }
@@ -37,10 +38,11 @@ object ChildShardChannel {
   /**
    * Listens under `name` on the driver until closed.
    *
-   * @param onFinished a task of a batch finished a shard of a stream: the orders' bytes of what it may read now
+   * @param onFinished a task (attempt) of a batch finished a shard of a stream: the orders' bytes of what it may read
+   *                   now
    * @param onEndAsked whether the batch should end now
    */
-  def open(name: String)(onFinished: (Long, Int, String, String) => Array[Byte],
+  def open(name: String)(onFinished: (Long, Long, String, String) => Array[Byte],
       onEndAsked: Long => Boolean): AutoCloseable = {
     val env = SparkEnv.get.rpcEnv
     val ref = env.setupEndpoint(name, new Endpoint(env, onFinished, onEndAsked))
@@ -48,17 +50,23 @@ object ChildShardChannel {
   }
 
   /**
-   * Tells the driver's endpoint `name` that `task` of `batch` finished `shardId` of `stream`: the driver's answer, or
-   * the failure (the driver unreachable, the query stopped).
+   * Tells the driver's endpoint `name` that task attempt `task` of `batch` finished `shardId` of `stream`: the
+   * driver's answer, or the failure (the driver unreachable, the query stopped, no answer within [[AskTimeout]]).
    */
-  def finished(name: String, batch: Long, task: Int, stream: String, shardId: String): Either[Throwable, Array[Byte]] =
+  def finished(name: String, batch: Long, task: Long, stream: String, shardId: String): Either[Throwable, Array[Byte]] =
     ask[Array[Byte]](name, Array[String](batch.toString, task.toString, stream, shardId))
 
   /** Whether the driver's endpoint `name` wants `batch` to end now; the failure when it could not be asked. */
   def endRequested(name: String, batch: Long): Either[Throwable, Boolean] =
     ask[java.lang.Boolean](name, java.lang.Long.valueOf(batch)).map(_.booleanValue)
 
+  /**
+   * How long a task waits for an answer: the task asks from within Spark's call for its next record, which a driver
+   * that does not answer must not hold for Spark's default two minutes.
+   */
+  val AskTimeout: FiniteDuration = 10.seconds
+
   private def ask[T: scala.reflect.ClassTag](name: String, message: AnyRef): Either[Throwable, T] =
-    try Right(DriverEndpoints.ref(name).askSync[T](message))
+    try Right(DriverEndpoints.ref(name).askSync[T](message, new RpcTimeout(AskTimeout, "kinesis-spark child shards")))
     catch { case NonFatal(e) => DriverEndpoints.forget(name); Left(e) }
 }
