@@ -223,19 +223,22 @@ class KinesisMicroBatchStream(
 
   private def partitions(startOffset: KinesisSourceOffset, endOffset: KinesisSourceOffset): Array[InputPartition] = {
     // Shards entering the offset with this batch, and every shard of a stream created again since the start,
-    // contribute no records to it (see StartReconciler): only shards the start holds are read.
+    // contribute no records to it (see StartReconciler): only shards the start holds are read (and, in a replayed
+    // real-time batch, shards it read that its start did not hold: see replayedFrom).
     def sameStream(stream: String): Boolean =
       (startOffset.created.get(stream), endOffset.created.get(stream)) match {
         case (Some(a), Some(b)) => a == b
         case _                  => true
       }
     // Loops rather than a for over sorted pairs: at 10,000 shards the intermediate collections showed.
+    val graphs = new PlanGraphs(endOffset)
     val slices = Vector.newBuilder[ShardSlice]
     endOffset.streams.keys.toArray.sorted.filter(sameStream).foreach { stream =>
       val shards = endOffset.streams(stream)
       shards.keys.toArray.sorted.foreach { shard =>
         val to = shards(shard)
-        startOffset.position(stream, shard).filter(_ != to).foreach { from =>
+        startOffset.position(stream, shard).orElse(replayedFrom(stream, shard, to, startOffset, graphs))
+          .filter(_ != to).foreach { from =>
           slices += ShardSlice(stream, shard, from, to, prefetcher.buffer.covering(stream, shard, from, to).getOrElse(Nil))
         }
       }
@@ -248,9 +251,47 @@ class KinesisMicroBatchStream(
       if (countedBatches.size > CountedBatchesKept) countedBatches.remove(countedBatches.iterator.next())
     }
     val limits = options.fetchLimits
-    PartitionCoalescer.coalesce(batchSlices, options.coalesceThresholdBlockSize, options.coalesceBinSize)
+    val (alone, families) = ShardFamilies.split(batchSlices, (stream, shard) => graphs(stream).parentsOf(shard))
+    (PartitionCoalescer.coalesce(alone, options.coalesceThresholdBlockSize, options.coalesceBinSize) ++ families)
       .map(group => KinesisInputPartition(options.connection, group, limits, options.failOnDataLoss, options.recordSchema): InputPartition)
       .toArray
+  }
+
+  /**
+   * Where a shard absent from a batch's start is read from: nowhere (it entered the offset with the batch at its start,
+   * or finished because its children had moved on), unless the end has it past records or finished while its children
+   * had not moved on at the start, which only a real-time batch does (a child that joined a task, a shard new to that
+   * batch's listing). Replayed, such a batch reads it from where reading of the shard starts (TRIM_HORIZON for a
+   * reshard's child), so that the replay delivers what the batch did.
+   */
+  private def replayedFrom(stream: String, shard: String, to: ShardPosition, start: KinesisSourceOffset,
+      graphs: PlanGraphs): Option[ShardPosition] = {
+    def readFromItsStart =
+      Some(startingPositions.getOrElse((stream, shard), ShardPosition.TrimHorizon)).filter(_ != ShardPosition.Finished)
+    // A stream new to the query starts at its initial position, which its first batch's end already holds.
+    if (!start.streams.contains(stream)) None
+    else to match {
+      case _: ShardPosition.AfterRecord => readFromItsStart
+      case ShardPosition.Finished
+          if !graphs(stream).endedByDescendants(shard, start.streams.getOrElse(stream, Map.empty)) => readFromItsStart
+      case _ => None
+    }
+  }
+
+  /**
+   * One plan's shard graphs, listed when first asked for: the prefetcher's listing when it lists every shard of the
+   * batch's end, else (a batch replayed before the prefetcher listed, or planned from a newer listing) a listing made
+   * now. Asked only for a batch in which a shard is read to its end.
+   */
+  private final class PlanGraphs(end: KinesisSourceOffset) extends (String => ShardGraph) {
+    private val graphs = scala.collection.mutable.Map.empty[String, ShardGraph]
+    override def apply(stream: String): ShardGraph = graphs.getOrElseUpdate(stream, {
+      val shards = end.streams.getOrElse(stream, Map.empty).keys
+      prefetcher.listings.get(stream).map(_.graph).filter(g => shards.forall(g.lists)).getOrElse {
+        ShardGraph(TransientBackoff.retrying(s"Listing the shards of '$stream'")(
+          api.listShards(stream, options.maxShardsPerDescribe)))
+      }
+    })
   }
 
   override def createReaderFactory(): PartitionReaderFactory = KinesisPartitionReaderFactory(Some(blockReads))
