@@ -5,6 +5,7 @@ import java.util.Optional
 
 import scala.jdk.CollectionConverters._
 import scala.util.Random
+import scala.util.control.NonFatal
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
@@ -251,7 +252,8 @@ class KinesisMicroBatchStream(
       if (countedBatches.size > CountedBatchesKept) countedBatches.remove(countedBatches.iterator.next())
     }
     val limits = options.fetchLimits
-    val (alone, families) = ShardFamilies.split(batchSlices, (stream, shard) => graphs(stream).parentsOf(shard))
+    val (alone, families) =
+      ShardFamilies.split(batchSlices, (stream, shard) => graphs(stream).fold(Seq.empty[String])(_.parentsOf(shard)))
     (PartitionCoalescer.coalesce(alone, options.coalesceThresholdBlockSize, options.coalesceBinSize) ++ families)
       .map(group => KinesisInputPartition(options.connection, group, limits, options.failOnDataLoss, options.recordSchema): InputPartition)
       .toArray
@@ -273,24 +275,35 @@ class KinesisMicroBatchStream(
     else to match {
       case _: ShardPosition.AfterRecord => readFromItsStart
       case ShardPosition.Finished
-          if !graphs(stream).endedByDescendants(shard, start.streams.getOrElse(stream, Map.empty)) => readFromItsStart
+          if graphs(stream).exists(!_.endedByDescendants(shard, start.streams.getOrElse(stream, Map.empty))) =>
+        readFromItsStart
       case _ => None
     }
   }
 
   /**
    * One plan's shard graphs, listed when first asked for: the prefetcher's listing when it lists every shard of the
-   * batch's end, else (a batch replayed before the prefetcher listed, or planned from a newer listing) a listing made
-   * now. Asked only for a batch in which a shard is read to its end.
+   * batch's end and is of the same stream (creation time), else (a batch replayed before the prefetcher listed, or
+   * planned from a newer listing) a listing made now. None when that fails (a stream deleted since): then no family
+   * is kept together and no finished shard read again, as before replays read in-batch children.
    */
-  private final class PlanGraphs(end: KinesisSourceOffset) extends (String => ShardGraph) {
-    private val graphs = scala.collection.mutable.Map.empty[String, ShardGraph]
-    override def apply(stream: String): ShardGraph = graphs.getOrElseUpdate(stream, {
+  private final class PlanGraphs(end: KinesisSourceOffset) extends (String => Option[ShardGraph]) {
+    private val graphs = scala.collection.mutable.Map.empty[String, Option[ShardGraph]]
+    override def apply(stream: String): Option[ShardGraph] = graphs.getOrElseUpdate(stream, {
       val shards = end.streams.getOrElse(stream, Map.empty).keys
-      prefetcher.listings.get(stream).map(_.graph).filter(g => shards.forall(g.lists)).getOrElse {
-        ShardGraph(TransientBackoff.retrying(s"Listing the shards of '$stream'")(
-          api.listShards(stream, options.maxShardsPerDescribe)))
-      }
+      prefetcher.listings.get(stream)
+        .filter(l => end.created.get(stream).forall(_ == l.createdMillis) && shards.forall(l.graph.lists))
+        .map(_.graph)
+        .orElse {
+          try Some(ShardGraph(TransientBackoff.retrying(s"Listing the shards of '$stream'")(
+            api.listShards(stream, options.maxShardsPerDescribe))))
+          catch {
+            case NonFatal(e) =>
+              log.warn(s"Listing the shards of '$stream' to plan a batch failed (${e.getClass.getSimpleName}: " +
+                s"${e.getMessage}); its shards are read as if none had a parent in the batch")
+              None
+          }
+        }
     })
   }
 

@@ -20,15 +20,18 @@ import io.kinesisspark.ShardPosition.Finished
 object ShardFamilies {
   /**
    * The slices with no parent or child in the batch, and the families, each in an order that reads parents first.
-   * `parentsOf` is asked only when a slice reads its shard to its end (only then can a child have records in the
-   * batch).
+   * `parentsOf` is asked only about streams in which a slice reads its shard to its end (only there can a child have
+   * records in the batch).
    */
   def split(slices: Seq[ShardSlice],
       parentsOf: (String, String) => Seq[String]): (Seq[ShardSlice], Seq[Seq[ShardSlice]]) = {
-    if (!slices.exists(_.to == Finished)) return (slices, Nil)
+    // Only in a stream where a shard is read to its end can a child have records in the batch.
+    val ending = slices.iterator.filter(_.to == Finished).map(_.stream).toSet
+    if (ending.isEmpty) return (slices, Nil)
     val byShard = slices.map(s => (s.stream, s.shardId) -> s).toMap
     val parents: Map[(String, String), Seq[(String, String)]] = slices.map { s =>
-      (s.stream, s.shardId) -> parentsOf(s.stream, s.shardId).map(p => (s.stream, p)).filter(byShard.contains)
+      val listed = if (ending(s.stream)) parentsOf(s.stream, s.shardId) else Nil
+      (s.stream, s.shardId) -> listed.map(p => (s.stream, p)).filter(byShard.contains)
     }.toMap
     if (parents.values.forall(_.isEmpty)) return (slices, Nil)
     // Families: the shards reached from one another through parent links either way.

@@ -41,4 +41,13 @@ class ShardFamiliesSuite extends AnyFunSuite {
     assert(alone.map(s => s.stream -> s.shardId) == Seq("a" -> "p", "b" -> "c1"))
     assert(families.map(_.map(_.shardId)) == Seq(Seq("q", "m")))
   }
+
+  test("parents are asked for only in streams where a shard ends") {
+    asked = 0
+    val slices = Seq(slice("p", AfterRecord("1"), Finished, "a"), slice("c1", TrimHorizon, AfterRecord("2"), "a"),
+      slice("x", AfterRecord("1"), AfterRecord("5"), "b"), slice("y", AfterRecord("1"), AfterRecord("5"), "b"))
+    val (alone, families) = ShardFamilies.split(slices, parentsOf)
+    assert(families.map(_.map(_.shardId)) == Seq(Seq("p", "c1")) && alone.map(_.shardId) == Seq("x", "y"))
+    assert(asked == 2) // stream a's two slices, not stream b's
+  }
 }

@@ -46,8 +46,9 @@ final class RealTimePartitionReader(partition: RealTimeInputPartition, clock: Cl
   // Readers of the children the driver says this task may read now that `parent`'s shard is finished. Without an
   // answer (the driver unreachable, the query stopping) none: they are read from the next batch, as planned then.
   private def childrenOf(parent: ShardReader): Seq[ShardReader] = partition.link.toSeq.flatMap { link =>
-    // The driver tells tasks apart by attempt: a retried task reads its shards again from the batch's start.
-    val attempt = Option(TaskContext.get()).map(_.taskAttemptId()).getOrElse(-1L)
+    // The driver tells tasks apart by attempt: a retried task reads its shards again from the batch's start. (Outside
+    // a Spark task, this reader's own identity, negative.)
+    val attempt = Option(TaskContext.get()).map(_.taskAttemptId()).getOrElse(-1L - System.identityHashCode(this))
     ChildShardChannel.finished(link.endpoint, link.batch, attempt, parent.stream, parent.shardId) match {
       case Right(bytes) =>
         val startedAt = clock.millis()

@@ -68,5 +68,9 @@ object ChildShardChannel {
 
   private def ask[T: scala.reflect.ClassTag](name: String, message: AnyRef): Either[Throwable, T] =
     try Right(DriverEndpoints.ref(name).askSync[T](message, new RpcTimeout(AskTimeout, "kinesis-spark child shards")))
-    catch { case NonFatal(e) => DriverEndpoints.forget(name); Left(e) }
+    catch {
+      // Looked up again (which may take Spark's lookup timeout) only once the endpoint is gone, not after a slow
+      // answer: the task asks again within a second.
+      case NonFatal(e) => if (DriverEndpoints.notFound(e)) DriverEndpoints.forget(name); Left(e)
+    }
 }

@@ -2,6 +2,8 @@ package org.apache.spark.kinesisspark
 
 import java.util.concurrent.ConcurrentHashMap
 
+import scala.annotation.tailrec
+
 import org.apache.spark.SparkEnv
 import org.apache.spark.rpc.RpcEndpointRef
 import org.apache.spark.util.RpcUtils
@@ -25,4 +27,8 @@ private[kinesisspark] object DriverEndpoints {
   }
 
   def forget(name: String): Unit = refs.remove(name)
+
+  /** Whether `e` (or a cause) says the driver has no such endpoint (its query stopped). */
+  @tailrec def notFound(e: Throwable): Boolean =
+    e != null && (e.getClass.getName == "org.apache.spark.rpc.RpcEndpointNotFoundException" || notFound(e.getCause))
 }

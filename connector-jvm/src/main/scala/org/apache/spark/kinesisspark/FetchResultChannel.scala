@@ -1,6 +1,5 @@
 package org.apache.spark.kinesisspark
 
-import scala.annotation.tailrec
 import scala.util.control.NonFatal
 
 import org.apache.spark.SparkEnv
@@ -91,8 +90,6 @@ object FetchResultChannel {
    */
   private def gone(name: String): Boolean = {
     DriverEndpoints.forget(name)
-    @tailrec def notFound(e: Throwable): Boolean =
-      e != null && (e.getClass.getName == "org.apache.spark.rpc.RpcEndpointNotFoundException" || notFound(e.getCause))
-    try { ref(name); false } catch { case NonFatal(e) => notFound(e) }
+    try { ref(name); false } catch { case NonFatal(e) => DriverEndpoints.notFound(e) }
   }
 }
