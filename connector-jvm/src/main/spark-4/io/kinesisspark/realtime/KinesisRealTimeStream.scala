@@ -152,14 +152,16 @@ final class KinesisRealTimeStream(
   private def childrenAfter(batch: Long, task: Long, stream: String, shardId: String): Array[Byte] =
     childLock.synchronized {
       import KinesisRealTimeStream.log
-      val orders = batchChildren.filter(_._1 == batch).toSeq.flatMap(_._2.finished(stream, shardId, task))
+      val children = batchChildren.collect { case (b, c) if b == batch => c }
+      val ending = children.exists(_.endRequested)
+      val orders = children.toSeq.flatMap(_.finished(stream, shardId, task))
       if (orders.nonEmpty) {
         log.info(s"Kinesis stream '$stream': task attempt $task reads ${orders.map(_.shardId).mkString(", ")} " +
           s"from now on, after $shardId")
       }
-      if (batchChildren.exists { case (b, c) => b == batch && c.endRequested }) {
-        log.info(s"Kinesis stream '$stream': a merge's parents ended in different tasks; ending the batch early, for " +
-          "the next one to read the merged shard")
+      if (!ending && children.exists(_.endRequested)) {
+        log.info(s"Kinesis stream '$stream': a merge's parents ended in different tasks ($shardId last); ending the " +
+          "batch early, for the next one to read the merged shard")
       }
       ShardFetchTask.encode(orders)
     }
