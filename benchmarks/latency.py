@@ -387,6 +387,16 @@ class SparkReader(Reader):
                 rounds.append(float(metrics["lastRoundMs"]))
         return batches, rounds
 
+    def batch_phases(self) -> dict[str, float]:
+        """Micro-batch: the median of each of Spark's ``durationMs`` phases over the recent batches that read records
+        (where a batch's time goes: planning, the offset log, the sink, the commit)."""
+        phases: dict[str, list[float]] = {}
+        for progress in (self.query.recentProgress if self.query is not None else []) or []:
+            if progress.get("numInputRows", 0) > 0:
+                for phase, ms in (progress.get("durationMs") or {}).items():
+                    phases.setdefault(phase, []).append(float(ms))
+        return {phase: sorted(v)[len(v) // 2] for phase, v in sorted(phases.items())}
+
     def python_seen(self) -> list[tuple[str, float]]:
         """When the Python ForeachWriter got each row."""
         return [(data, float(at)) for data, _, at in self._lines()]
@@ -523,6 +533,10 @@ def measure(bench: Bench, row: Row, mode: Mode) -> None:
                     starts = reader.batch_starts()
                 else:
                     row.batch_ms, row.round_ms = reader.batch_timings()
+                    phases = reader.batch_phases()
+                    if phases:
+                        print(f"  {mode.name}: median ms of the batches that read records, per phase: "
+                              + ", ".join(f"{k} {v:,.0f}" for k, v in phases.items()), flush=True)
         except Exception as error:  # e.g. a query that never started has no table
             row.errors.append(f"collecting: {type(error).__name__}: {str(error).strip().splitlines()[0][:200]}")
         reader.stop()
