@@ -14,9 +14,10 @@ import io.kinesisspark.reader.{ShardPoller, ShardReader}
  * reports when Spark ends it is exactly after the last record Spark got: nothing fetched and not handed out counts as
  * read. A shard whose end was fetched is `Finished` once its last record has been handed out.
  *
- * Resharding within the task's batch: when Spark asks for the next record after a shard's last one (so the sink has
- * had all of the parent's records), `childrenOf` is asked for readers of the shard's children that may be read now,
- * and they join the task's readers. Per key, a child's records therefore come after its parent's.
+ * Resharding within the task's batch: when Spark asks for the next record after a shard's last one (so the task's
+ * sink was handed every record of the parent), `childrenOf` is asked for readers of the shard's children that may be
+ * read now, and they join the task's readers. Within the task, a key's records from a child therefore come after
+ * those from its parent (across tasks the driver orders them, see [[BatchChildren]]).
  *
  * {{{
  *   val records = new RealTimeRecords(Seq(reader0, reader1), Clock.systemUTC())
