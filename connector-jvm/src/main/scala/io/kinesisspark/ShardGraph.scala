@@ -74,9 +74,18 @@ final case class ShardGraph(shards: Seq[ShardInfo]) {
    * The shards to read now, given each shard's position (`positions` must hold every listed shard).
    * Finished shards and shards whose parents are not finished are left out.
    */
-  def readable(positions: Map[String, ShardPosition]): Seq[ShardInfo] =
-    shards.filter { s =>
-      positions.get(s.shardId).exists(_ != Finished) &&
-        s.parentShardIds.forall(p => !listed.contains(p) || positions.get(p).contains(Finished))
-    }
+  def readable(positions: Map[String, ShardPosition]): Seq[ShardInfo] = shards.filter(isReadable(_, positions.get))
+
+  /**
+   * The listed children of a shard that may be read now, given where shards stand (`position`), asked only about
+   * them and their parents: for one shard's end among many, where [[readable]] would look at every shard.
+   */
+  def readableChildren(shardId: String, position: String => Option[ShardPosition]): Seq[ShardInfo] =
+    childrenOf(shardId).flatMap(byId.get).filter(isReadable(_, position))
+
+  private lazy val byId: Map[String, ShardInfo] = shards.iterator.map(s => s.shardId -> s).toMap
+
+  private def isReadable(s: ShardInfo, position: String => Option[ShardPosition]): Boolean =
+    position(s.shardId).exists(_ != Finished) &&
+      s.parentShardIds.forall(p => !listed.contains(p) || position(p).contains(Finished))
 }

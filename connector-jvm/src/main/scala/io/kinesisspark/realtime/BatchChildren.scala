@@ -65,18 +65,21 @@ final class BatchChildren(
     finishedInBatch((stream, shardId)) = task
     if (graphs().get(stream).forall(_.childrenOf(shardId).isEmpty)) relist()
     graphs().get(stream).toSeq.flatMap { graph =>
-      val known = starts().collect { case ((s, id), p) if s == stream => id -> p } ++
-        base.streams.getOrElse(stream, Map.empty) ++
-        finishedInBatch.keys.collect { case (s, id) if s == stream => id -> Finished }
-      val children = graph.childrenOf(shardId).toSet
-      val ready = graph.readable(known)
-        .filter(c => children(c.shardId) && !planned((stream, c.shardId)) && !handedOut((stream, c.shardId)))
+      // Where a shard stands: finished in this batch, else as the batch's start or a new listing has it. Asked only
+      // about the shard's children and their parents, not every shard (a reshard of thousands finishes thousands).
+      val startsNow = starts()
+      val inBase = base.streams.getOrElse(stream, Map.empty)
+      val known: String => Option[ShardPosition] = id =>
+        if (finishedInBatch.contains((stream, id))) Some(Finished)
+        else inBase.get(id).orElse(startsNow.get((stream, id)))
+      val ready = graph.readableChildren(shardId, known)
+        .filter(c => !planned((stream, c.shardId)) && !handedOut((stream, c.shardId)))
       val (mine, acrossTasks) = ready.partition(child =>
         graph.parentsOf(child.shardId).forall(p => finishedInBatch.get((stream, p)).forall(_ == task)))
       if (acrossTasks.nonEmpty && mayEndBatch) ending = true
       mine.map { child =>
         handedOut += ((stream, child.shardId))
-        order(stream, child, known(child.shardId))
+        order(stream, child, known(child.shardId).get)
       }
     }
   }

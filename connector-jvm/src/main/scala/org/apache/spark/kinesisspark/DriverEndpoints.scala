@@ -10,7 +10,7 @@ import org.apache.spark.util.RpcUtils
 
 /**
  * An executor's references to the driver's endpoints of the connector, looked up once each (a lookup is itself an
- * RPC) and forgotten when a call through one failed or its query is done.
+ * RPC) and forgotten by their channel when the endpoint is gone or its query is done here.
  *
  * {{{
  *   DriverEndpoints.ref("kinesis-spark-prefetch-3-…").askSync[java.lang.Boolean](message)
