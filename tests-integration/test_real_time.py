@@ -301,3 +301,62 @@ def test_real_time_loses_nothing_when_its_executors_and_then_its_driver_are_kill
     wrong = [(k, v) for k, v in replayed.items() if v[0] not in kills or len(v) != 2]
     assert not wrong, f"delivered again though not first delivered in a cut batch {sorted(kills)}: {wrong[:5]}"
     keyed_order(rows, puts)
+
+
+@pytest.mark.reliability
+def test_real_time_union_of_streams_ends_its_batch_for_a_merge_across_tasks(kinesis, emulator, stream, tmp_path,
+                                                                            cluster_job):
+    """A union of two Kinesis streams (local[3]: the first stream's two shards in two tasks, the second's one shard in
+    a third): a merge of the first stream's shards, whose parents ended in different tasks, ends the batch of both
+    streams early, and the next batch reads the merged shard within seconds (before, only a query with one source
+    did; a union's batch ran to its end)."""
+    merging, other = stream(2), stream(1)
+    root = tmp_path / "job"
+
+    def options(name: str, tasks: int) -> dict[str, str]:
+        return {"streamName": name, "region": REGION, "endpoint": emulator.endpoint, "awsAccessKey": ACCESS_KEY,
+                "awsSecretKey": SECRET_KEY, "initialPosition": "trim_horizon", "realTimeTasks": str(tasks)}
+
+    producers = [KeyedProducer(emulator.endpoint, name, keys=6, interval_s=0.1).start() for name in (merging, other)]
+    job = cluster_job(root, options(merging, 2), master="local[3]", real_time="40 seconds",
+                      union_options=options(other, 1)).start()
+    sink = RealTimeSink(root)
+
+    def running(condition: Callable[[], bool]) -> Callable[[], bool]:
+        def check() -> bool:
+            failed = [e["message"][:3000] for e in job.events() if e["event"] == "failed"]
+            assert not failed, f"the job failed: {failed[0]}"
+            return condition()
+        return check
+
+    try:
+        wait_until(running(lambda: {r.record.stream for r in sink.rows()} == {merging, other}), None, timeout_s=120)
+        batch = max(r.record.batch_id for r in sink.rows())
+        kinesis.merge_adjacent(merging, 0)
+        merged_at = time.time()
+        merged = next(s["ShardId"] for s in kinesis.open_shards(merging) if "AdjacentParentShardId" in s)
+        wait_until(running(lambda: any(r.record.stream == merging and r.record.shard_id == merged
+                                       for r in sink.rows())), None, timeout_s=60)
+        puts = [p.stop() for p in producers]
+        expected = {(name, p.shard_id, p.sequence_number) for name, ps in zip((merging, other), puts) for p in ps}
+        wait_until(running(lambda: expected <= {(r.record.stream, r.record.shard_id, r.record.sequence_number)
+                                                for r in sink.rows()}), None, timeout_s=120)
+    finally:
+        for p in producers:
+            p.stop()
+        job.stop()
+    rows = sink.rows()
+    first = next(r for r in rows if r.record.stream == merging and r.record.shard_id == merged)
+    waited = first.seen - merged_at
+    print(f"\nreal-time union: the merged shard read in batch {first.record.batch_id} (the merge in {batch}), "
+          f"{waited:.1f} s after the merge")
+    assert first.record.batch_id == batch + 1 and waited < 15, (
+        f"the merged shard read in batch {first.record.batch_id}, {waited:.1f} s after the merge (batch {batch} of "
+        "both streams should have ended early, within seconds of it)")
+    # The other stream's tasks ended with the batch and went on in the next one.
+    assert any(r.record.stream == other and r.record.batch_id == batch + 1 for r in rows)
+    assert {(r.record.stream, r.record.shard_id, r.record.sequence_number) for r in rows} == expected
+    for name, ps in zip((merging, other), puts):
+        of_stream = [r for r in rows if r.record.stream == name]  # shard ids and sequence numbers repeat across streams
+        assert RealTimeSink.replayed(of_stream) == {}, name
+        keyed_order(of_stream, ps)

@@ -34,7 +34,7 @@ class ClusterJob:
         The source's options.
     conf
         Extra Spark settings (e.g. speculation).
-    trigger_s, slow_shard, slow_ms, batch_delay_s, real_time
+    trigger_s, slow_shard, slow_ms, batch_delay_s, real_time, union_options
         See :mod:`harness.cluster_job`.
     """
 
@@ -49,6 +49,7 @@ class ClusterJob:
         master: str = LOCAL_CLUSTER,
         batch_delay_s: float = 0.0,
         real_time: str | None = None,
+        union_options: dict[str, str] | None = None,
     ) -> None:
         self.root = root
         self.config = {
@@ -62,6 +63,7 @@ class ClusterJob:
             "slow_ms": slow_ms,
             "batch_delay_s": batch_delay_s,
             "real_time": real_time,
+            "union_options": union_options,
         }
         self.process: subprocess.Popen[bytes] | None = None
         self.run = 0

@@ -11,6 +11,8 @@ again), which makes exactly-once checkable from outside. Run as ``python -m harn
     the Spark master, the connector jar, extra Spark settings;
 ``options``
     the source's options;
+``union_options``
+    if set, a second source's options: the job reads the union of the two (by column name);
 ``trigger_s``
     the processing-time trigger;
 ``batch_delay_s``
@@ -75,6 +77,11 @@ def main(config_path: str) -> int:
     for key, value in config["options"].items():
         reader = reader.option(key, value)
     source = reader.load()
+    if config.get("union_options"):
+        other = spark.readStream.format("kinesis")
+        for key, value in config["union_options"].items():
+            other = other.option(key, value)
+        source = source.unionByName(other.load())
     if config.get("slow_shard"):
         # Thread.sleep through reflect(). reflect() is nondeterministic, so the optimizer keeps it; it answers a
         # void method with the string 'null' (String.valueOf), not SQL NULL, so the filter's condition must hold

@@ -18,10 +18,11 @@ import io.kinesisspark.executor.ShardFetchOrder
  *
  * A merge whose parents ended in different tasks cannot be ordered so: a sink may still hold the other task's records
  * (PySpark's `foreach` hands rows to its Python worker through a buffer; Kafka's producer sends asynchronously). Only a
- * batch's end orders sinks across tasks (Spark commits a batch once every task is done), so, when `mayEndBatch`, the
- * batch is asked to end now ([[endRequested]]: tasks ask every second) and the next batch, planned at once, reads the
- * child. Not when the query has other sources: their tasks would not end, and this stream's would read nothing until
- * the batch's time is up; the child then waits for the next batch.
+ * batch's end orders sinks across tasks (Spark commits a batch once every task is done), so the batch is asked to end
+ * now ([[endRequested]]: tasks ask every second) and the next batch, planned at once, reads the child. Only when every
+ * task of the batch's stage is a Kinesis stream's that ends when asked ([[QueryBatchEnds]]): another source's tasks
+ * would not end, and this stream's would read nothing until the batch's time is up; the child then waits for the next
+ * batch.
  *
  * The graph comes from the listing the batch was planned from; a finished shard with no listed child makes the stream
  * listed again (`relist`): its reshard may be newer than that listing.
@@ -29,16 +30,16 @@ import io.kinesisspark.executor.ShardFetchOrder
  * {{{
  *   val children = new BatchChildren(base, planned = orders.map(o => (o.stream, o.shardId)).toSet,
  *     () => discovery.listed.graphs, () => discovery.starts, () => discovery.refreshShards(force = true),
- *     (stream, shard, from) => discovery.listed.order(stream, shard, from, 0L, None))
- *   children.finished("clicks", "shardId-000000000000", task = 7L) // orders for children task attempt 7 may read
- *   children.endRequested                                           // a merge across tasks waits for the batch's end
+ *     (stream, shard, from) => discovery.listed.order(stream, shard, from, 0L, None), QueryBatchEnds.driver.of(batch))
+ *   children.finished("clicks", "shardId-000000000000", task = 7L, stageTasks = 2) // what attempt 7 may read
+ *   children.endRequested                                  // a merge across tasks waits for the batch's end
  * }}}
  *
  * @param base        the batch's start, reconciled with its listing
  * @param planned     the shards the batch's tasks were given at its start
  * @param starts      where reading of each known shard begins when the offset does not hold it (new shards of a
  *                    listing)
- * @param mayEndBatch whether a merge across tasks may end the batch early (this stream is the query's only source)
+ * @param earlyEnd    the batch's early end, shared with the query's other Kinesis streams
  */
 final class BatchChildren(
     base: KinesisSourceOffset,
@@ -47,21 +48,20 @@ final class BatchChildren(
     starts: () => Map[(String, String), ShardPosition],
     relist: () => Unit,
     order: (String, ShardInfo, ShardPosition) => ShardFetchOrder,
-    mayEndBatch: Boolean = true) {
+    earlyEnd: EarlyEnd) {
 
   // Per shard finished in this batch, the task that finished it.
   private val finishedInBatch = mutable.Map.empty[(String, String), Long]
   private val handedOut = mutable.Set.empty[(String, String)]
-  @volatile private var ending = false
 
-  /** Whether a merge across tasks waits for this batch's end (see the class's comment). */
-  def endRequested: Boolean = ending
+  /** Whether a merge across tasks, of this stream or another of the query, waits for this batch's end. */
+  def endRequested: Boolean = earlyEnd.requested
 
   /**
    * Records `shardId` of `stream` as finished by task attempt `task` in this batch: orders for the children that task
-   * may read now.
+   * may read now. `stageTasks`: how many tasks the task's stage has (see [[QueryBatchEnds]]).
    */
-  def finished(stream: String, shardId: String, task: Long): Seq[ShardFetchOrder] = synchronized {
+  def finished(stream: String, shardId: String, task: Long, stageTasks: Int): Seq[ShardFetchOrder] = synchronized {
     finishedInBatch((stream, shardId)) = task
     if (graphs().get(stream).forall(_.childrenOf(shardId).isEmpty)) relist()
     graphs().get(stream).toSeq.flatMap { graph =>
@@ -76,7 +76,7 @@ final class BatchChildren(
         .filter(c => !planned((stream, c.shardId)) && !handedOut((stream, c.shardId)))
       val (mine, acrossTasks) = ready.partition(child =>
         graph.parentsOf(child.shardId).forall(p => finishedInBatch.get((stream, p)).forall(_ == task)))
-      if (acrossTasks.nonEmpty && mayEndBatch) ending = true
+      if (acrossTasks.nonEmpty && earlyEnd.mayEnd(stageTasks)) earlyEnd.request()
       mine.map { child =>
         handedOut += ((stream, child.shardId))
         order(stream, child, known(child.shardId).get)

@@ -2,7 +2,6 @@ package io.kinesisspark.realtime
 
 import java.time.Clock
 
-import scala.util.Try
 import scala.util.control.NonFatal
 
 import org.apache.spark.sql.connector.read.{InputPartition, PartitionReaderFactory}
@@ -10,7 +9,7 @@ import org.apache.spark.sql.connector.read.streaming.{MicroBatchStream, Offset, 
   SupportsRealTimeMode}
 
 import io.kinesisspark.{BufferIndex, KinesisErrors, KinesisMicroBatchStream, KinesisOptionKeys, KinesisSourceOffset,
-  KinesisSourceOptions, QueryMetrics, ShardPosition, ShardStats, StartReconciler}
+  KinesisSourceOptions, ShardPosition, ShardStats, StartReconciler}
 import io.kinesisspark.executor.{ShardFetchResult, ShardFetchTask}
 import io.kinesisspark.prefetch.ShardDiscovery
 import org.apache.spark.kinesisspark.{ChildShardChannel, TaskSlots}
@@ -114,11 +113,16 @@ final class KinesisRealTimeStream(
     val known = locations
     plans += 1
     val batch = plans
+    val groups = RealTimePlanner.group(orders, tasks, known.get)
+    // The query's batch, as Spark names it on this (the query's) thread; outside a query, this stream's own.
+    val queryBatch = QueryBatch.current(key => Option(spark.sparkContext.getLocalProperty(key)))
+      .getOrElse(QueryBatch(s"kinesis-stream-$streamId", batch))
+    QueryBatchEnds.driver.planned(queryBatch, streamId, groups.size)
     batchChildren = Some(batch -> new BatchChildren(base, orders.map(o => (o.stream, o.shardId)).toSet,
       () => discovery.listed.graphs, () => discovery.starts, relist,
       (stream, shard, from) => discovery.listed.order(stream, shard, from, 0L, consumers.map(_.consumerArn(stream))),
-      mayEndBatch = onlySource))
-    RealTimePlanner.group(orders, tasks, known.get).map { group =>
+      QueryBatchEnds.driver.of(queryBatch)))
+    groups.map { group =>
       RealTimeInputPartition(ShardFetchTask(options.connection, limits, streamId, group.orders,
         dataLoss = io.kinesisspark.DataLossPolicy(options.failOnDataLoss),
         efoSubscriptionMaxEvents = options.efo.flatMap(_.subscriptionMaxEvents)),
@@ -131,30 +135,13 @@ final class KinesisRealTimeStream(
     try discovery.refreshShards(force = true)
     catch { case NonFatal(e) => relistFailure = Some(e) }
 
-  // Whether this stream is the query's only source: only then may a batch end early (see BatchChildren). Spark's
-  // query object lists its sources from the start (internal API, reached by name: it moved between Spark lines);
-  // failing that, the last progress does, from the first batch's end on. Unknown: no. The query is registered with
-  // the session that started it, not with the copy it runs in (this stream's): the default session, unless the
-  // query came through Spark Connect (then it is not found, and batches do not end early).
-  private def onlySource: Boolean =
-    QueryMetrics.currentQueryId(spark).flatMap { id =>
-      (Seq(spark) ++ org.apache.spark.sql.SparkSession.getDefaultSession).iterator
-        .flatMap(session => Option(session.streams.get(id))).find(_ => true)
-    }.exists { query =>
-      val listed = Try {
-        val execution = query.getClass.getMethod("streamingQuery").invoke(query)
-        execution.getClass.getMethod("sources").invoke(execution).asInstanceOf[Iterable[_]].size
-      }.toOption.orElse(Option(query.lastProgress).map(_.sources.length))
-      listed.contains(1)
-    }
-
   // A task finished a shard: the children it may read now, as orders' bytes (none for a batch that is over).
-  private def childrenAfter(batch: Long, task: Long, stream: String, shardId: String): Array[Byte] =
+  private def childrenAfter(batch: Long, task: Long, stageTasks: Int, stream: String, shardId: String): Array[Byte] =
     childLock.synchronized {
       import KinesisRealTimeStream.log
       val children = batchChildren.collect { case (b, c) if b == batch => c }
       val ending = children.exists(_.endRequested)
-      val orders = children.toSeq.flatMap(_.finished(stream, shardId, task))
+      val orders = children.toSeq.flatMap(_.finished(stream, shardId, task, stageTasks))
       if (orders.nonEmpty) {
         log.info(s"Kinesis stream '$stream': task attempt $task reads ${orders.map(_.shardId).mkString(", ")} " +
           s"from now on, after $shardId")
@@ -183,6 +170,7 @@ final class KinesisRealTimeStream(
     countRead(reported.flatMap(_.shards).map(_.records).sum, reported.flatMap(_.shards).map(_.bytes).sum)
     discovery.committed(end)
     childLock.synchronized { batchChildren = None }
+    QueryBatchEnds.driver.done(streamId)
     relistFailure.foreach(throw _)
     end
   }
@@ -198,6 +186,7 @@ final class KinesisRealTimeStream(
   override def stop(): Unit = {
     try super.stop()
     finally if (realTime) {
+      QueryBatchEnds.driver.done(streamId)
       discovery.stop()
       childChannel.foreach(_.close())
     }

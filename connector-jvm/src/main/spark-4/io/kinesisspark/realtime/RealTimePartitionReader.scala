@@ -49,7 +49,9 @@ final class RealTimePartitionReader(partition: RealTimeInputPartition, clock: Cl
     // The driver tells tasks apart by attempt: a retried task reads its shards again from the batch's start. (Outside
     // a Spark task, this reader's own identity, negative.)
     val attempt = Option(TaskContext.get()).map(_.taskAttemptId()).getOrElse(-1L - System.identityHashCode(this))
-    ChildShardChannel.finished(link.endpoint, link.batch, attempt, parent.stream, parent.shardId) match {
+    // How many tasks share the batch's stage: the driver ends a batch early only if all of them are Kinesis streams'.
+    val stageTasks = Option(TaskContext.get()).map(_.numPartitions()).getOrElse(-1)
+    ChildShardChannel.finished(link.endpoint, link.batch, attempt, stageTasks, parent.stream, parent.shardId) match {
       case Right(bytes) =>
         val startedAt = clock.millis()
         val opened = Seq.newBuilder[ShardReader]

@@ -12,9 +12,14 @@ class BatchChildrenSuite extends AnyFunSuite {
   private def id(n: Int) = f"shardId-$n%012d"
   private def shard(n: Int, parents: Int*) = ShardInfo(id(n), parents.map(id), closed = false)
 
-  /** A batch over `graph`, planned with `planned` read and `base` as its start; `later` is what a new listing adds. */
+  /**
+   * A batch over `graph`, planned with `planned` read and `base` as its start; `later` is what a new listing adds.
+   * The stream planned 2 tasks of query batch `key` in `ends`, and its tasks' stage has `stageTasks`.
+   */
   private final class Batch(shards: Seq[ShardInfo], base: Map[String, ShardPosition], planned: Set[Int],
-      later: Seq[ShardInfo] = Nil, mayEndBatch: Boolean = true) {
+      later: Seq[ShardInfo] = Nil, stageTasks: Int = 2, ends: QueryBatchEnds = new QueryBatchEnds,
+      key: QueryBatch = QueryBatch("query", 4L), streamId: Int = 1) {
+    ends.planned(key, streamId, tasks = 2)
     var graph = ShardGraph(shards)
     var starts: Map[(String, String), ShardPosition] = shards.map(s => ("s", s.shardId) -> TrimHorizon).toMap
     var listings = 0
@@ -25,9 +30,9 @@ class BatchChildrenSuite extends AnyFunSuite {
         graph = ShardGraph(shards ++ later)
         starts = starts ++ later.map(s => ("s", s.shardId) -> TrimHorizon)
       },
-      (stream, s, from) => ShardFetchOrder(stream, s.shardId, from, 0L), mayEndBatch)
+      (stream, s, from) => ShardFetchOrder(stream, s.shardId, from, 0L), ends.of(key))
     def finished(n: Int, task: Int = 0): Seq[(String, ShardPosition)] =
-      children.finished("s", id(n), task).map(o => o.shardId -> o.from)
+      children.finished("s", id(n), task, stageTasks).map(o => o.shardId -> o.from)
   }
 
   test("a split's children go to the task that finished their parent, once") {
@@ -61,11 +66,25 @@ class BatchChildrenSuite extends AnyFunSuite {
     assert(batch.finished(1, task = 12).isEmpty && batch.children.endRequested) // its retry, reading shard 0 again
   }
 
-  test("with other sources in the query the batch does not end early: a merge across tasks waits for the next") {
+  test("with another source's tasks in the stage the batch does not end early: a merge across tasks waits") {
     val batch = new Batch(Seq(shard(0), shard(1), shard(2, 0, 1)),
-      Map(id(0) -> AfterRecord("5"), id(1) -> AfterRecord("7"), id(2) -> TrimHorizon), Set(0, 1), mayEndBatch = false)
+      Map(id(0) -> AfterRecord("5"), id(1) -> AfterRecord("7"), id(2) -> TrimHorizon), Set(0, 1), stageTasks = 3)
     assert(batch.finished(1, task = 1).isEmpty)
     assert(batch.finished(0, task = 0).isEmpty && !batch.children.endRequested)
+  }
+
+  test("in a union of Kinesis streams a merge across one stream's tasks ends the batch of every stream") {
+    val ends = new QueryBatchEnds
+    def merging(streamId: Int, key: QueryBatch) = new Batch(Seq(shard(0), shard(1), shard(2, 0, 1)),
+      Map(id(0) -> AfterRecord("5"), id(1) -> AfterRecord("7"), id(2) -> TrimHorizon), Set(0, 1), stageTasks = 4,
+      ends = ends, key = key, streamId = streamId)
+    // Two streams of 2 tasks each in batch 4 of a query; a stream of another query whose stage has 2 more tasks.
+    val (first, second) = (merging(1, QueryBatch("query", 4L)), merging(2, QueryBatch("query", 4L)))
+    val other = merging(3, QueryBatch("other query", 4L))
+    assert(other.finished(1, task = 1).isEmpty && other.finished(0, task = 0).isEmpty)
+    assert(!other.children.endRequested && !first.children.endRequested)
+    assert(first.finished(1, task = 1).isEmpty && first.finished(0, task = 0).isEmpty)
+    assert(first.children.endRequested && second.children.endRequested && !other.children.endRequested)
   }
 
   test("a parent finished in an earlier batch counts; a child planned at the batch's start is not handed out again") {
