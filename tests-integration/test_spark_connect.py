@@ -3,19 +3,25 @@
 --connect-client``: no JVM, no full pyspark) calling each public function of the package (``jobs/connect_client.py``).
 Reading and writing work, with the jar on the server's ``--jars`` or added by the session (``spark.addArtifacts``);
 what needs a JVM in the client's process refuses with the package's SparkConnectError saying what to do (the
-consumer manager, real-time writes; real-time reads work); the
-connector's errors arrive as the package's errors, with the connector's message alone.
+consumer manager, real-time writes; real-time reads work, a merge across tasks ending the batch early as it does
+without Connect); the connector's errors arrive as the package's errors, with the connector's message alone.
 """
 
 from __future__ import annotations
 
+import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from harness.connect import client_python, start_connect_server
 from harness.jobs import job_result, run_checked
+from harness.producer import KeyedProducer
 from harness.spark import connector_jar
 
 CLIENT_JOB = Path(__file__).resolve().parent / "jobs" / "connect_client.py"
+MERGE_JOB = Path(__file__).resolve().parent / "jobs" / "connect_real_time_merge.py"
 
 
 def run_client(server_jar: Path | None, client_jar: Path | None, kinesis, stream, emulator, tmp_path) -> dict:
@@ -88,3 +94,49 @@ def test_a_jar_added_by_the_session_with_add_artifacts(kinesis, stream, emulator
     # sink's metrics must not notice.
     result = run_client(None, connector_jar(), kinesis, stream, emulator, tmp_path)
     assert_reads_and_writes(result)
+
+
+@pytest.mark.real_time
+def test_a_real_time_query_through_connect_ends_its_batch_for_a_merge_across_tasks(kinesis, stream, emulator,
+                                                                                   tmp_path):
+    """The server (local[2]) reads the stream's two shards in two tasks; their merge, whose parents end in different
+    tasks, ends the 40 s batch early, so the next batch reads the merged shard within seconds. (Before, the stream
+    looked for its query from the default session to count its sources, found none through Connect, and the merged
+    shard waited for the batch's end: 30 s after the merge.)"""
+    name = stream(2)
+    rows = tmp_path / "rows"
+    rows.mkdir()
+    server = start_connect_server(connector_jar(), tmp_path)
+    producer = KeyedProducer(emulator.endpoint, name, keys=6, interval_s=0.1).start()
+    client = subprocess.Popen([str(client_python()), str(MERGE_JOB), server.url, emulator.endpoint, name, str(rows)],
+                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+    def delivered() -> list[tuple[int, str, float]]:
+        lines = [line.split("\t") for path in rows.iterdir() for line in path.read_text().splitlines()]
+        return [(int(batch), shard, float(seen)) for batch, shard, seen in lines]
+
+    def wait(condition: Callable[[], bool], timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not condition():
+            assert client.poll() is None, f"the client ended: {client.communicate()[0].decode()[-3000:]}"
+            assert time.monotonic() < deadline, f"not so after {timeout_s:.0f} s"
+            time.sleep(0.5)
+
+    try:
+        wait(lambda: len({shard for _, shard, _ in delivered()}) == 2, 180)
+        batch = max(b for b, _, _ in delivered())
+        kinesis.merge_adjacent(name, 0)
+        merged_at = time.time()
+        merged = next(s["ShardId"] for s in kinesis.open_shards(name) if "AdjacentParentShardId" in s)
+        wait(lambda: any(shard == merged for _, shard, _ in delivered()), 90)
+    finally:
+        producer.stop()
+        (tmp_path / "rows-STOP").touch()
+        try:
+            client.wait(timeout=60)
+        finally:
+            server.stop()
+    seen, read_in = min((seen, b) for b, shard, seen in delivered() if shard == merged)
+    print(f"\nreal-time through Connect: the merged shard read in batch {read_in} (the merge in {batch}), "
+          f"{seen - merged_at:.1f} s after the merge")
+    assert read_in == batch + 1 and seen - merged_at < 15
