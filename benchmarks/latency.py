@@ -83,7 +83,7 @@ BOUNDARY_BEFORE_S, BOUNDARY_AFTER_S = 0.5, 1.0  # "around a batch's start", for 
 JVM_PASS_THREADS, JVM_PASS_COUNT = 16, 20
 # The first micro-batch row at 1,000 shards in a JVM runs slow for tens of seconds while the JIT compiles the fetch path
 # under load (benchmarks/latency_scale_results.md). The raw pass's median leaves its own slow first passes out; an
-# unmeasured row of each such shape does so here.
+# unmeasured row at each such shard count does so here.
 WARM_UP_SHARDS, WARM_UP_AT_SCALE_S = 100, 30.0
 LOW_LATENCY = {"minFetchPeriod": "210ms", "maxFetchDuration": "200ms"}
 
@@ -704,8 +704,8 @@ def report(rows: list[Row], args, jar_line: str, started: datetime, elapsed_s: f
         f"{os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()}); "
         f"`.venv/bin/python benchmarks/latency.py {' '.join(sys.argv[1:])}`.",
         f"ferrokinesis on 127.0.0.1; Spark `{args.master}`; a fresh stream per row; {args.seconds:g} s of producing "
-        f"per row after the reader is up; before the first row at {WARM_UP_SHARDS:,} shards or more, an unmeasured "
-        f"{WARM_UP_AT_SCALE_S:g} s micro-batch row of the same shape (the JIT's warm-up). " + jar_line,
+        f"per row after the reader is up; before the first row of each shard count of {WARM_UP_SHARDS:,} or more, an "
+        f"unmeasured {WARM_UP_AT_SCALE_S:g} s micro-batch row of it (the JIT's warm-up). " + jar_line,
         "",
         table(rows),
         "",

@@ -20,7 +20,7 @@ from harness.cluster import ClusterJob
 from harness.emulator import ACCESS_KEY, REGION, SECRET_KEY
 from harness.kinesis import PutResult
 from harness.producer import KeyedProducer
-from harness.real_time import BATCH_DURATION, RealTimeRecord, RealTimeSink
+from harness.real_time import BATCH_DURATION, RealTimeRecord, RealTimeSink, batch_at
 from harness.sink import BatchSink, wait_for_failure
 from pyspark.sql.streaming import StreamingQuery
 
@@ -331,7 +331,6 @@ def test_real_time_union_of_streams_ends_its_batch_for_a_merge_across_tasks(kine
 
     try:
         wait_until(running(lambda: {r.record.stream for r in sink.rows()} == {merging, other}), None, timeout_s=120)
-        batch = max(r.record.batch_id for r in sink.rows())
         kinesis.merge_adjacent(merging, 0)
         merged_at = time.time()
         merged = next(s["ShardId"] for s in kinesis.open_shards(merging) if "AdjacentParentShardId" in s)
@@ -348,13 +347,15 @@ def test_real_time_union_of_streams_ends_its_batch_for_a_merge_across_tasks(kine
     rows = sink.rows()
     first = next(r for r in rows if r.record.stream == merging and r.record.shard_id == merged)
     waited = first.seen - merged_at
-    print(f"\nreal-time union: the merged shard read in batch {first.record.batch_id} (the merge in {batch}), "
-          f"{waited:.1f} s after the merge")
-    assert first.record.batch_id == batch + 1 and waited < 15, (
-        f"the merged shard read in batch {first.record.batch_id}, {waited:.1f} s after the merge (batch {batch} of "
-        "both streams should have ended early, within seconds of it)")
+    cut = batch_at(job.progress(), merged_at)
+    print(f"\nreal-time union: the merged shard read in batch {first.record.batch_id}, {waited:.1f} s after the merge "
+          f"in batch {cut['batchId']}, which ran {cut['durationMs']['triggerExecution'] / 1000:.1f} s of its 40")
+    assert first.record.batch_id == cut["batchId"] + 1 and waited < 15, (
+        f"the merged shard read in batch {first.record.batch_id}, {waited:.1f} s after the merge in batch "
+        f"{cut['batchId']} (which should have ended early for both streams, within seconds of it)")
+    assert cut["durationMs"]["triggerExecution"] < 38_000, f"batch {cut['batchId']} was not cut short: {cut}"
     # The other stream's tasks ended with the batch and went on in the next one.
-    assert any(r.record.stream == other and r.record.batch_id == batch + 1 for r in rows)
+    assert any(r.record.stream == other and r.record.batch_id == cut["batchId"] + 1 for r in rows)
     assert {(r.record.stream, r.record.shard_id, r.record.sequence_number) for r in rows} == expected
     for name, ps in zip((merging, other), puts):
         of_stream = [r for r in rows if r.record.stream == name]  # shard ids and sequence numbers repeat across streams

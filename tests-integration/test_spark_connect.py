@@ -9,6 +9,7 @@ without Connect); the connector's errors arrive as the package's errors, with th
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from collections.abc import Callable
@@ -18,6 +19,7 @@ import pytest
 from harness.connect import client_python, start_connect_server
 from harness.jobs import job_result, run_checked
 from harness.producer import KeyedProducer
+from harness.real_time import batch_at
 from harness.spark import connector_jar
 
 CLIENT_JOB = Path(__file__).resolve().parent / "jobs" / "connect_client.py"
@@ -108,23 +110,27 @@ def test_a_real_time_query_through_connect_ends_its_batch_for_a_merge_across_tas
     rows.mkdir()
     server = start_connect_server(connector_jar(), tmp_path)
     producer = KeyedProducer(emulator.endpoint, name, keys=6, interval_s=0.1).start()
-    client = subprocess.Popen([str(client_python()), str(MERGE_JOB), server.url, emulator.endpoint, name, str(rows)],
-                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    log = tmp_path / "client.log"
+    with log.open("wb") as out:
+        client = subprocess.Popen([str(client_python()), str(MERGE_JOB), server.url, emulator.endpoint, name,
+                                   str(rows)], cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT)
 
     def delivered() -> list[tuple[int, str, float]]:
-        lines = [line.split("\t") for path in rows.iterdir() for line in path.read_text().splitlines()]
-        return [(int(batch), shard, float(seen)) for batch, shard, seen in lines]
+        lines = []
+        for path in rows.iterdir():
+            text = path.read_text()
+            lines += text.splitlines()[: text.count("\n")]  # not a line still being written
+        return [(int(batch), shard, float(seen)) for batch, shard, seen in (line.split("\t") for line in lines)]
 
     def wait(condition: Callable[[], bool], timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
         while not condition():
-            assert client.poll() is None, f"the client ended: {client.communicate()[0].decode()[-3000:]}"
+            assert client.poll() is None, f"the client ended: {log.read_text(errors='replace')[-3000:]}"
             assert time.monotonic() < deadline, f"not so after {timeout_s:.0f} s"
             time.sleep(0.5)
 
     try:
         wait(lambda: len({shard for _, shard, _ in delivered()}) == 2, 180)
-        batch = max(b for b, _, _ in delivered())
         kinesis.merge_adjacent(name, 0)
         merged_at = time.time()
         merged = next(s["ShardId"] for s in kinesis.open_shards(name) if "AdjacentParentShardId" in s)
@@ -134,9 +140,14 @@ def test_a_real_time_query_through_connect_ends_its_batch_for_a_merge_across_tas
         (tmp_path / "rows-STOP").touch()
         try:
             client.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            client.kill()
+            raise
         finally:
             server.stop()
     seen, read_in = min((seen, b) for b, shard, seen in delivered() if shard == merged)
-    print(f"\nreal-time through Connect: the merged shard read in batch {read_in} (the merge in {batch}), "
-          f"{seen - merged_at:.1f} s after the merge")
-    assert read_in == batch + 1 and seen - merged_at < 15
+    cut = batch_at(json.loads((tmp_path / "rows-progress.json").read_text()), merged_at)
+    print(f"\nreal-time through Connect: the merged shard read in batch {read_in}, {seen - merged_at:.1f} s after the "
+          f"merge in batch {cut['batchId']}, which ran {cut['durationMs']['triggerExecution'] / 1000:.1f} s of its 40")
+    assert read_in == cut["batchId"] + 1 and seen - merged_at < 15
+    assert cut["durationMs"]["triggerExecution"] < 38_000, f"batch {cut['batchId']} was not cut short: {cut}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from datetime import datetime
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,3 +114,12 @@ class RealTimeSink:
         for r in rows:
             batches.setdefault((r.record.shard_id, r.record.sequence_number), []).append(r.record.batch_id)
         return {k: v for k, v in batches.items() if len(v) > 1}
+
+
+def batch_at(reports: list[dict], at: float) -> dict:
+    """The progress report of the batch that was running at epoch second ``at`` (the last to start by then)."""
+
+    def start(report: dict) -> float:
+        return datetime.fromisoformat(report["timestamp"].replace("Z", "+00:00")).timestamp()
+
+    return max((r for r in reports if start(r) <= at), key=lambda r: r["batchId"])

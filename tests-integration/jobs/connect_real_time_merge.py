@@ -1,12 +1,14 @@
 """The client side of the Spark Connect real-time resharding test, run in the pyspark-client environment: a real-time
 query (40 s batches) of STREAM through a Connect server, each row's batch, shard and the time it reached the writer
-appended to a file under ROWS, until a file ``STOP`` appears beside ROWS (the test merges the shards meanwhile).
+appended to a file under ROWS, until a file ``ROWS-STOP`` appears (the test merges the shards meanwhile); then the
+query's progress reports go to ``ROWS-progress.json``.
 
 ``python connect_real_time_merge.py URL ENDPOINT STREAM ROWS``
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 import uuid
@@ -57,6 +59,8 @@ def main(url: str, endpoint: str, stream: str, rows: str) -> int:
             time.sleep(0.5)
     finally:
         query.stop()
+        reports = [json.loads(p.json) if hasattr(p, "json") else p for p in query.recentProgress]
+        Path(f"{rows}-progress.json").write_text(json.dumps(reports))
         spark.stop()
     return 0
 

@@ -20,9 +20,8 @@ import io.kinesisspark.executor.ShardFetchOrder
  * (PySpark's `foreach` hands rows to its Python worker through a buffer; Kafka's producer sends asynchronously). Only a
  * batch's end orders sinks across tasks (Spark commits a batch once every task is done), so the batch is asked to end
  * now ([[endRequested]]: tasks ask every second) and the next batch, planned at once, reads the child. Only when every
- * task of the batch's stage is a Kinesis stream's that ends when asked ([[QueryBatchEnds]]): another source's tasks
- * would not end, and this stream's would read nothing until the batch's time is up; the child then waits for the next
- * batch.
+ * task of the batch is a Kinesis stream's that ends when asked ([[QueryBatchEnds]]): another source's tasks would not
+ * end, and this stream's would read nothing until the batch's time is up; the child then waits for the next batch.
  *
  * The graph comes from the listing the batch was planned from; a finished shard with no listed child makes the stream
  * listed again (`relist`): its reshard may be newer than that listing.
@@ -30,8 +29,9 @@ import io.kinesisspark.executor.ShardFetchOrder
  * {{{
  *   val children = new BatchChildren(base, planned = orders.map(o => (o.stream, o.shardId)).toSet,
  *     () => discovery.listed.graphs, () => discovery.starts, () => discovery.refreshShards(force = true),
- *     (stream, shard, from) => discovery.listed.order(stream, shard, from, 0L, None), QueryBatchEnds.driver.of(batch))
- *   children.finished("clicks", "shardId-000000000000", task = 7L, stageTasks = 2) // what attempt 7 may read
+ *     (stream, shard, from) => discovery.listed.order(stream, shard, from, 0L, None),
+ *     QueryBatchEnds.driver.of(batch, onlyStageOfItsJob = _ => true))
+ *   children.finished("clicks", "shardId-000000000000", task = 7L, TaskStage(31, 2)) // what attempt 7 may read
  *   children.endRequested                                  // a merge across tasks waits for the batch's end
  * }}}
  *
@@ -59,9 +59,9 @@ final class BatchChildren(
 
   /**
    * Records `shardId` of `stream` as finished by task attempt `task` in this batch: orders for the children that task
-   * may read now. `stageTasks`: how many tasks the task's stage has (see [[QueryBatchEnds]]).
+   * may read now. `stage`: the task's stage (see [[QueryBatchEnds]]).
    */
-  def finished(stream: String, shardId: String, task: Long, stageTasks: Int): Seq[ShardFetchOrder] = synchronized {
+  def finished(stream: String, shardId: String, task: Long, stage: TaskStage): Seq[ShardFetchOrder] = synchronized {
     finishedInBatch((stream, shardId)) = task
     if (graphs().get(stream).forall(_.childrenOf(shardId).isEmpty)) relist()
     graphs().get(stream).toSeq.flatMap { graph =>
@@ -76,7 +76,7 @@ final class BatchChildren(
         .filter(c => !planned((stream, c.shardId)) && !handedOut((stream, c.shardId)))
       val (mine, acrossTasks) = ready.partition(child =>
         graph.parentsOf(child.shardId).forall(p => finishedInBatch.get((stream, p)).forall(_ == task)))
-      if (acrossTasks.nonEmpty && earlyEnd.mayEnd(stageTasks)) earlyEnd.request()
+      if (acrossTasks.nonEmpty && earlyEnd.mayEnd(stage)) earlyEnd.request()
       mine.map { child =>
         handedOut += ((stream, child.shardId))
         order(stream, child, known(child.shardId).get)

@@ -121,7 +121,7 @@ final class KinesisRealTimeStream(
     batchChildren = Some(batch -> new BatchChildren(base, orders.map(o => (o.stream, o.shardId)).toSet,
       () => discovery.listed.graphs, () => discovery.starts, relist,
       (stream, shard, from) => discovery.listed.order(stream, shard, from, 0L, consumers.map(_.consumerArn(stream))),
-      QueryBatchEnds.driver.of(queryBatch)))
+      QueryBatchEnds.driver.of(queryBatch, onlyStageOfItsJob)))
     groups.map { group =>
       RealTimeInputPartition(ShardFetchTask(options.connection, limits, streamId, group.orders,
         dataLoss = io.kinesisspark.DataLossPolicy(options.failOnDataLoss),
@@ -135,13 +135,21 @@ final class KinesisRealTimeStream(
     try discovery.refreshShards(force = true)
     catch { case NonFatal(e) => relistFailure = Some(e) }
 
+  // Whether a stage is the only one of its (running) job: a real-time query without a shuffle.
+  private def onlyStageOfItsJob(stage: Int): Boolean = {
+    val tracker = spark.sparkContext.statusTracker
+    tracker.getActiveJobIds().iterator.flatMap(job => tracker.getJobInfo(job)).find(_.stageIds.contains(stage))
+      .exists(_.stageIds.length == 1)
+  }
+
   // A task finished a shard: the children it may read now, as orders' bytes (none for a batch that is over).
-  private def childrenAfter(batch: Long, task: Long, stageTasks: Int, stream: String, shardId: String): Array[Byte] =
+  private def childrenAfter(batch: Long, task: Long, stage: Int, stageTasks: Int, stream: String,
+      shardId: String): Array[Byte] =
     childLock.synchronized {
       import KinesisRealTimeStream.log
       val children = batchChildren.collect { case (b, c) if b == batch => c }
       val ending = children.exists(_.endRequested)
-      val orders = children.toSeq.flatMap(_.finished(stream, shardId, task, stageTasks))
+      val orders = children.toSeq.flatMap(_.finished(stream, shardId, task, TaskStage(stage, stageTasks)))
       if (orders.nonEmpty) {
         log.info(s"Kinesis stream '$stream': task attempt $task reads ${orders.map(_.shardId).mkString(", ")} " +
           s"from now on, after $shardId")

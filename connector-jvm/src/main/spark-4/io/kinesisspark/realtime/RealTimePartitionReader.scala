@@ -49,9 +49,11 @@ final class RealTimePartitionReader(partition: RealTimeInputPartition, clock: Cl
     // The driver tells tasks apart by attempt: a retried task reads its shards again from the batch's start. (Outside
     // a Spark task, this reader's own identity, negative.)
     val attempt = Option(TaskContext.get()).map(_.taskAttemptId()).getOrElse(-1L - System.identityHashCode(this))
-    // How many tasks share the batch's stage: the driver ends a batch early only if all of them are Kinesis streams'.
-    val stageTasks = Option(TaskContext.get()).map(_.numPartitions()).getOrElse(-1)
-    ChildShardChannel.finished(link.endpoint, link.batch, attempt, stageTasks, parent.stream, parent.shardId) match {
+    // The task's stage and how many tasks share it: the driver ends a batch early only if all of the batch's tasks
+    // are Kinesis streams' (see QueryBatchEnds).
+    val (stage, stageTasks) = Option(TaskContext.get()).map(c => (c.stageId(), c.numPartitions())).getOrElse((-1, -1))
+    ChildShardChannel.finished(link.endpoint, link.batch, attempt, stage, stageTasks, parent.stream,
+        parent.shardId) match {
       case Right(bytes) =>
         val startedAt = clock.millis()
         val opened = Seq.newBuilder[ShardReader]

@@ -14,11 +14,12 @@ class BatchChildrenSuite extends AnyFunSuite {
 
   /**
    * A batch over `graph`, planned with `planned` read and `base` as its start; `later` is what a new listing adds.
-   * The stream planned 2 tasks of query batch `key` in `ends`, and its tasks' stage has `stageTasks`.
+   * The stream planned 2 tasks of query batch `key` in `ends`, and its tasks' stage has `stageTasks`; the stage is its
+   * job's only one unless `shuffle`.
    */
   private final class Batch(shards: Seq[ShardInfo], base: Map[String, ShardPosition], planned: Set[Int],
       later: Seq[ShardInfo] = Nil, stageTasks: Int = 2, ends: QueryBatchEnds = new QueryBatchEnds,
-      key: QueryBatch = QueryBatch("query", 4L), streamId: Int = 1) {
+      key: QueryBatch = QueryBatch("query", 4L), streamId: Int = 1, shuffle: Boolean = false) {
     ends.planned(key, streamId, tasks = 2)
     var graph = ShardGraph(shards)
     var starts: Map[(String, String), ShardPosition] = shards.map(s => ("s", s.shardId) -> TrimHorizon).toMap
@@ -30,9 +31,9 @@ class BatchChildrenSuite extends AnyFunSuite {
         graph = ShardGraph(shards ++ later)
         starts = starts ++ later.map(s => ("s", s.shardId) -> TrimHorizon)
       },
-      (stream, s, from) => ShardFetchOrder(stream, s.shardId, from, 0L), ends.of(key))
+      (stream, s, from) => ShardFetchOrder(stream, s.shardId, from, 0L), ends.of(key, _ => !shuffle))
     def finished(n: Int, task: Int = 0): Seq[(String, ShardPosition)] =
-      children.finished("s", id(n), task, stageTasks).map(o => o.shardId -> o.from)
+      children.finished("s", id(n), task, TaskStage(9, stageTasks)).map(o => o.shardId -> o.from)
   }
 
   test("a split's children go to the task that finished their parent, once") {
@@ -69,6 +70,13 @@ class BatchChildrenSuite extends AnyFunSuite {
   test("with another source's tasks in the stage the batch does not end early: a merge across tasks waits") {
     val batch = new Batch(Seq(shard(0), shard(1), shard(2, 0, 1)),
       Map(id(0) -> AfterRecord("5"), id(1) -> AfterRecord("7"), id(2) -> TrimHorizon), Set(0, 1), stageTasks = 3)
+    assert(batch.finished(1, task = 1).isEmpty)
+    assert(batch.finished(0, task = 0).isEmpty && !batch.children.endRequested)
+  }
+
+  test("in a query with a shuffle the batch does not end early: another stage may read another source") {
+    val batch = new Batch(Seq(shard(0), shard(1), shard(2, 0, 1)),
+      Map(id(0) -> AfterRecord("5"), id(1) -> AfterRecord("7"), id(2) -> TrimHorizon), Set(0, 1), shuffle = true)
     assert(batch.finished(1, task = 1).isEmpty)
     assert(batch.finished(0, task = 0).isEmpty && !batch.children.endRequested)
   }

@@ -18,19 +18,19 @@ import org.apache.spark.rpc.{RpcCallContext, RpcEndpoint, RpcEnv, RpcTimeout}
  *
  * {{{
  *   val listening = ChildShardChannel.open("kinesis-spark-children-3")(
- *     (batch, task, stageTasks, stream, shardId) => encodedOrders, batch => false)
- *   ChildShardChannel.finished("kinesis-spark-children-3", 12L, 7L, 2, "clicks", "shardId-000000000001") // a task
+ *     (batch, task, stage, stageTasks, stream, shardId) => encodedOrders, batch => false)
+ *   ChildShardChannel.finished("kinesis-spark-children-3", 12L, 7L, 31, 2, "clicks", "shardId-000000000001")
  *   listening.close()
  * }}}
  */
 object ChildShardChannel {
   private final class Endpoint(
       override val rpcEnv: RpcEnv,
-      onFinished: (Long, Long, Int, String, String) => Array[Byte],
+      onFinished: (Long, Long, Int, Int, String, String) => Array[Byte],
       onEndAsked: Long => Boolean) extends RpcEndpoint {
     override def receiveAndReply(context: RpcCallContext): PartialFunction[Any, Unit] = {
-      case Array(batch: String, task: String, stageTasks: String, stream: String, shardId: String) =>
-        context.reply(onFinished(batch.toLong, task.toLong, stageTasks.toInt, stream, shardId))
+      case Array(batch: String, task: String, stage: String, stageTasks: String, stream: String, shardId: String) =>
+        context.reply(onFinished(batch.toLong, task.toLong, stage.toInt, stageTasks.toInt, stream, shardId))
       case batch: java.lang.Long => context.reply(java.lang.Boolean.valueOf(onEndAsked(batch)))
     }
   }
@@ -38,11 +38,11 @@ object ChildShardChannel {
   /**
    * Listens under `name` on the driver until closed.
    *
-   * @param onFinished a task (attempt) of a batch, in a stage of so many tasks, finished a shard of a stream: the
-   *                   orders' bytes of what it may read now
+   * @param onFinished a task (attempt) of a batch, in a stage (its id and task count), finished a shard of a stream:
+   *                   the orders' bytes of what it may read now
    * @param onEndAsked whether the batch should end now
    */
-  def open(name: String)(onFinished: (Long, Long, Int, String, String) => Array[Byte],
+  def open(name: String)(onFinished: (Long, Long, Int, Int, String, String) => Array[Byte],
       onEndAsked: Long => Boolean): AutoCloseable = {
     val env = SparkEnv.get.rpcEnv
     val ref = env.setupEndpoint(name, new Endpoint(env, onFinished, onEndAsked))
@@ -50,13 +50,14 @@ object ChildShardChannel {
   }
 
   /**
-   * Tells the driver's endpoint `name` that task attempt `task` of `batch`, in a stage of `stageTasks` tasks, finished
-   * `shardId` of `stream`: the driver's answer, or the failure (the driver unreachable, the query stopped, no answer
-   * within [[AskTimeout]]).
+   * Tells the driver's endpoint `name` that task attempt `task` of `batch`, in stage `stage` of `stageTasks` tasks,
+   * finished `shardId` of `stream`: the driver's answer, or the failure (the driver unreachable, the query stopped, no
+   * answer within [[AskTimeout]]).
    */
-  def finished(name: String, batch: Long, task: Long, stageTasks: Int, stream: String,
+  def finished(name: String, batch: Long, task: Long, stage: Int, stageTasks: Int, stream: String,
       shardId: String): Either[Throwable, Array[Byte]] =
-    ask[Array[Byte]](name, Array[String](batch.toString, task.toString, stageTasks.toString, stream, shardId))
+    ask[Array[Byte]](name,
+      Array[String](batch.toString, task.toString, stage.toString, stageTasks.toString, stream, shardId))
 
   /** Whether the driver's endpoint `name` wants `batch` to end now; the failure when it could not be asked. */
   def endRequested(name: String, batch: Long): Either[Throwable, Boolean] =
