@@ -19,7 +19,7 @@ import pytest
 from harness.connect import client_python, start_connect_server
 from harness.jobs import job_result, run_checked
 from harness.producer import KeyedProducer
-from harness.real_time import batch_at
+from harness.real_time import RealTimeSink, batch_at
 from harness.spark import connector_jar
 
 CLIENT_JOB = Path(__file__).resolve().parent / "jobs" / "connect_client.py"
@@ -106,21 +106,14 @@ def test_a_real_time_query_through_connect_ends_its_batch_for_a_merge_across_tas
     looked for its query from the default session to count its sources, found none through Connect, and the merged
     shard waited for the batch's end: 30 s after the merge.)"""
     name = stream(2)
-    rows = tmp_path / "rows"
-    rows.mkdir()
+    root = tmp_path / "job"
+    sink = RealTimeSink(root)
     server = start_connect_server(connector_jar(), tmp_path)
     producer = KeyedProducer(emulator.endpoint, name, keys=6, interval_s=0.1).start()
     log = tmp_path / "client.log"
     with log.open("wb") as out:
         client = subprocess.Popen([str(client_python()), str(MERGE_JOB), server.url, emulator.endpoint, name,
-                                   str(rows)], cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT)
-
-    def delivered() -> list[tuple[int, str, float]]:
-        lines = []
-        for path in rows.iterdir():
-            text = path.read_text()
-            lines += text.splitlines()[: text.count("\n")]  # not a line still being written
-        return [(int(batch), shard, float(seen)) for batch, shard, seen in (line.split("\t") for line in lines)]
+                                   str(root)], cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT)
 
     def wait(condition: Callable[[], bool], timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
@@ -130,14 +123,14 @@ def test_a_real_time_query_through_connect_ends_its_batch_for_a_merge_across_tas
             time.sleep(0.5)
 
     try:
-        wait(lambda: len({shard for _, shard, _ in delivered()}) == 2, 180)
+        wait(lambda: len({r.record.shard_id for r in sink.rows()}) == 2, 180)
         kinesis.merge_adjacent(name, 0)
         merged_at = time.time()
         merged = next(s["ShardId"] for s in kinesis.open_shards(name) if "AdjacentParentShardId" in s)
-        wait(lambda: any(shard == merged for _, shard, _ in delivered()), 90)
+        wait(lambda: any(r.record.shard_id == merged for r in sink.rows()), 90)
     finally:
         producer.stop()
-        (tmp_path / "rows-STOP").touch()
+        (root / "STOP").touch()
         try:
             client.wait(timeout=60)
         except subprocess.TimeoutExpired:
@@ -145,9 +138,10 @@ def test_a_real_time_query_through_connect_ends_its_batch_for_a_merge_across_tas
             raise
         finally:
             server.stop()
-    seen, read_in = min((seen, b) for b, shard, seen in delivered() if shard == merged)
-    cut = batch_at(json.loads((tmp_path / "rows-progress.json").read_text()), merged_at)
-    print(f"\nreal-time through Connect: the merged shard read in batch {read_in}, {seen - merged_at:.1f} s after the "
-          f"merge in batch {cut['batchId']}, which ran {cut['durationMs']['triggerExecution'] / 1000:.1f} s of its 40")
-    assert read_in == cut["batchId"] + 1 and seen - merged_at < 15
+    first = next(r for r in sink.rows() if r.record.shard_id == merged)
+    read_in, waited = first.record.batch_id, first.seen - merged_at
+    cut = batch_at(json.loads((root / "progress.json").read_text()), merged_at)
+    print(f"\nreal-time through Connect: the merged shard read in batch {read_in}, {waited:.1f} s after the merge in "
+          f"batch {cut['batchId']}, which ran {cut['durationMs']['triggerExecution'] / 1000:.1f} s of its 40")
+    assert read_in == cut["batchId"] + 1 and waited < 15
     assert cut["durationMs"]["triggerExecution"] < 38_000, f"batch {cut['batchId']} was not cut short: {cut}"

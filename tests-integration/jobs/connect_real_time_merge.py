@@ -1,9 +1,9 @@
 """The client side of the Spark Connect real-time resharding test, run in the pyspark-client environment: a real-time
-query (40 s batches) of STREAM through a Connect server, each row's batch, shard and the time it reached the writer
-appended to a file under ROWS, until a file ``ROWS-STOP`` appears (the test merges the shards meanwhile); then the
-query's progress reports go to ``ROWS-progress.json``.
+query (40 s batches) of STREAM through a Connect server into :class:`harness.real_time.RealTimeSink` under ROOT, until
+a file ``ROOT/STOP`` appears (the test merges the shards meanwhile); then the query's progress reports go to
+``ROOT/progress.json``.
 
-``python connect_real_time_merge.py URL ENDPOINT STREAM ROWS``
+``python connect_real_time_merge.py URL ENDPOINT STREAM ROOT``
 """
 
 from __future__ import annotations
@@ -11,45 +11,28 @@ from __future__ import annotations
 import json
 import sys
 import time
-import uuid
 from pathlib import Path
-from typing import Any
 
-from pyspark.sql import SparkSession
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the harness, beside this directory
 
-from kinesis_spark import InitialPosition, KinesisReader
-from kinesis_spark.errors import translate_errors
+from harness import real_time  # noqa: E402
+from harness.real_time import RealTimeSink  # noqa: E402
+from kinesis_spark import InitialPosition, KinesisReader  # noqa: E402
+from kinesis_spark.errors import translate_errors  # noqa: E402
+from pyspark import cloudpickle  # noqa: E402
+from pyspark.sql import SparkSession  # noqa: E402
 
 REGION = "us-east-1"
 
 
-class ShardTimes:
-    """A ForeachWriter: each task attempt appends ``batch<TAB>shardId<TAB>epoch seconds`` per row to a file of its
-    own under ``root``."""
-
-    def __init__(self, root: str) -> None:
-        self.root = root
-
-    def open(self, partition_id: int, epoch_id: int) -> bool:
-        self.batch = epoch_id
-        self.file = open(f"{self.root}/p{partition_id}-e{epoch_id}-{uuid.uuid4().hex}", "a")  # noqa: SIM115
-        return True
-
-    def process(self, row: Any) -> None:
-        self.file.write(f"{self.batch}\t{row.shardId}\t{time.time()}\n")
-        self.file.flush()
-
-    def close(self, error: BaseException | None) -> None:
-        self.file.close()
-
-
-def main(url: str, endpoint: str, stream: str, rows: str) -> int:
+def main(url: str, endpoint: str, stream: str, root: str) -> int:
+    # The server's Python workers cannot import the harness: its ForeachWriter travels by value.
+    cloudpickle.register_pickle_by_value(real_time)
     spark = SparkSession.builder.remote(url).getOrCreate()
     df = (KinesisReader(spark).stream_names(stream).region(REGION).endpoint(endpoint).credentials("a", "b")
           .initial_position(InitialPosition.trim_horizon()).load())
-    query = (df.writeStream.foreach(ShardTimes(rows)).outputMode("update")
-             .option("checkpointLocation", f"{rows}-checkpoint").trigger(realTime="40 seconds").start())
-    stop = Path(f"{rows}-STOP")
+    query = RealTimeSink(Path(root)).start(df, "40 seconds")
+    stop = Path(root) / "STOP"
     try:
         while not stop.exists():
             with translate_errors():
@@ -60,7 +43,7 @@ def main(url: str, endpoint: str, stream: str, rows: str) -> int:
     finally:
         query.stop()
         reports = [json.loads(p.json) if hasattr(p, "json") else p for p in query.recentProgress]
-        Path(f"{rows}-progress.json").write_text(json.dumps(reports))
+        (Path(root) / "progress.json").write_text(json.dumps(reports))
         spark.stop()
     return 0
 
