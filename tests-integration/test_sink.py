@@ -5,10 +5,10 @@ streams; the credentials that sign the writes."""
 
 from __future__ import annotations
 
-import base64
 import json
+import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import pairwise
 from pathlib import Path
@@ -20,6 +20,7 @@ from harness.ferrokinesis import FerroKinesis
 from harness.kinesis import Kinesis
 from harness.limits_proxy import LimitsProxy
 from harness.producer import KeyedProducer
+from pyspark.java_gateway import ensure_callback_server_started
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
@@ -89,6 +90,9 @@ def run_to_end(query: StreamingQuery) -> dict[str, int]:
 def last_write_metrics(spark: SparkSession) -> dict[str, int]:
     """The sink's custom metrics (by their SQL UI names) of the write node of the session's latest SQL execution,
     from Spark's SQL status store, which the UI's SQL tab shows (kept with the UI off too)."""
+    # The store hears of the write's tasks on Spark's listener thread, which may still be behind when the write
+    # returns (CI saw an empty dict once): read it once every event posted so far has reached every listener.
+    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
     store = spark._jsparkSession.sharedState().statusStore()
     executions = store.executionsList()
     execution_id = executions.apply(executions.size() - 1).executionId()
@@ -105,6 +109,42 @@ def last_write_metrics(spark: SparkSession) -> dict[str, int]:
             if value.isDefined():
                 metrics[metric.name()] = int(value.get().replace(",", ""))
     return metrics
+
+
+class SlowStatusListener:
+    """A listener on Spark's status queue (the SQL status store's) that takes ``seconds`` over each job's start, so
+    that the queue's later events, the write's task ends among them, reach the store that much later."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def onJobStart(self, event: object) -> None:  # noqa: N802 (Spark's name)
+        time.sleep(self.seconds)
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        if name.startswith("on"):  # every other event of SparkListenerInterface
+            return lambda *args: None
+        raise AttributeError(name)
+
+    class Java:
+        implements = ["org.apache.spark.scheduler.SparkListenerInterface"]
+
+
+def test_write_metrics_are_read_once_spark_s_listeners_have_the_write(spark, stream, emulator):
+    """The tests' reading of the sink's SQL metrics, with the status store's events late: without waiting for
+    Spark's listeners, it found no metric at all."""
+    ensure_callback_server_started(spark.sparkContext._gateway)
+    bus = spark.sparkContext._jsc.sc().listenerBus()
+    listener = SlowStatusListener(3)
+    bus.addToStatusQueue(listener)
+    try:
+        name = stream(1)
+        write_batch(rows(spark, 100, partitions=1), emulator.endpoint, streamName=name)
+        metrics = last_write_metrics(spark)
+    finally:
+        bus.removeListener(listener)
+    assert metrics["rows written to Kinesis"] == 100, metrics
+    assert metrics["Kinesis records throttled"] == 0, metrics
 
 
 def error_text(excinfo: pytest.ExceptionInfo) -> str:
