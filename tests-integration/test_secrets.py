@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from harness.emulator import REGION
+from harness.spark import sql_status_store
 from test_polling_source import LOAD_ERRORS, numbered
 
 SECRETS = {
@@ -56,7 +57,7 @@ class DebugLog:
 
 def ui_sources(spark) -> str:
     """The SQL executions as the UI's SQL tab renders them (descriptions, details, physical plans)."""
-    executions = spark._jsparkSession.sharedState().statusStore().executionsList()
+    executions = sql_status_store(spark).executionsList()
     parts = []
     for i in range(executions.size()):
         execution = executions.apply(i)

@@ -20,6 +20,7 @@ from harness.ferrokinesis import FerroKinesis
 from harness.kinesis import Kinesis
 from harness.limits_proxy import LimitsProxy
 from harness.producer import KeyedProducer
+from harness.spark import sql_status_store
 from pyspark.java_gateway import ensure_callback_server_started
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
@@ -88,12 +89,8 @@ def run_to_end(query: StreamingQuery) -> dict[str, int]:
 
 
 def last_write_metrics(spark: SparkSession) -> dict[str, int]:
-    """The sink's custom metrics (by their SQL UI names) of the write node of the session's latest SQL execution,
-    from Spark's SQL status store, which the UI's SQL tab shows (kept with the UI off too)."""
-    # The store hears of the write's tasks on Spark's listener thread, which may still be behind when the write
-    # returns (CI saw an empty dict once): read it once every event posted so far has reached every listener.
-    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
-    store = spark._jsparkSession.sharedState().statusStore()
+    """The sink's custom metrics (by their SQL UI names) of the write node of the session's latest SQL execution."""
+    store = sql_status_store(spark)
     executions = store.executionsList()
     execution_id = executions.apply(executions.size() - 1).executionId()
     values = store.executionMetrics(execution_id)
@@ -121,6 +118,12 @@ class SlowStatusListener:
     def onJobStart(self, event: object) -> None:  # noqa: N802 (Spark's name)
         time.sleep(self.seconds)
 
+    def equals(self, other: object) -> bool:  # Spark's removal compares its listeners with Object.equals
+        return other is self
+
+    def hashCode(self) -> int:  # noqa: N802 (Java's name)
+        return id(self) & 0x7FFFFFFF
+
     def __getattr__(self, name: str) -> Callable[..., None]:
         if name.startswith("on"):  # every other event of SparkListenerInterface
             return lambda *args: None
@@ -130,19 +133,41 @@ class SlowStatusListener:
         implements = ["org.apache.spark.scheduler.SparkListenerInterface"]
 
 
+@contextmanager
+def slow_status_queue(spark: SparkSession, seconds: float) -> Iterator[None]:
+    """A :class:`SlowStatusListener` on Spark's status queue for the block, removed after it."""
+    gateway = spark.sparkContext._gateway
+    ensure_callback_server_started(gateway)
+    jvm = gateway.jvm
+    bus = spark.sparkContext._jsc.sc().listenerBus()
+    # Both calls get the same Java object of the listener, held in a Java array: py4j makes a new one each time a
+    # Python object is passed, and Spark finds the listener to remove by identity.
+    listener = jvm.java.util.Collections.singletonList(SlowStatusListener(seconds)).toArray()
+    types = gateway.new_array(jvm.java.lang.Class, 1)
+    types[0] = jvm.java.lang.Class.forName("org.apache.spark.scheduler.SparkListenerInterface")
+    bus.getClass().getMethod("addToStatusQueue", types).invoke(bus, listener)
+    try:
+        yield
+    finally:
+        bus.getClass().getMethod("removeListener", types).invoke(bus, listener)
+
+
+def python_listeners(spark: SparkSession) -> int:
+    """How many of Spark's listeners are Python objects (py4j's proxies)."""
+    listeners = spark.sparkContext._jsc.sc().listenerBus().listeners()
+    proxy = spark.sparkContext._gateway.jvm.java.lang.reflect.Proxy
+    return sum(1 for i in range(listeners.size()) if proxy.isProxyClass(listeners.get(i).getClass()))
+
+
 def test_write_metrics_are_read_once_spark_s_listeners_have_the_write(spark, stream, emulator):
     """The tests' reading of the sink's SQL metrics, with the status store's events late: without waiting for
     Spark's listeners, it found no metric at all."""
-    ensure_callback_server_started(spark.sparkContext._gateway)
-    bus = spark.sparkContext._jsc.sc().listenerBus()
-    listener = SlowStatusListener(3)
-    bus.addToStatusQueue(listener)
-    try:
+    with slow_status_queue(spark, 3):
+        assert python_listeners(spark) == 1
         name = stream(1)
         write_batch(rows(spark, 100, partitions=1), emulator.endpoint, streamName=name)
         metrics = last_write_metrics(spark)
-    finally:
-        bus.removeListener(listener)
+    assert python_listeners(spark) == 0  # removed: the session's later tests are not slowed
     assert metrics["rows written to Kinesis"] == 100, metrics
     assert metrics["Kinesis records throttled"] == 0, metrics
 

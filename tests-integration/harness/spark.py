@@ -94,6 +94,14 @@ def local_spark(
     return session
 
 
+def sql_status_store(spark: SparkSession):  # noqa: ANN201 (a py4j object)
+    """Spark's SQL status store (what the UI's SQL tab shows, kept with the UI off too), once every event posted so
+    far has reached Spark's listeners: the store hears of a query's tasks on the listener thread, which may still be
+    behind when the query returns (a test once read no metric at all)."""
+    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
+    return spark._jsparkSession.sharedState().statusStore()
+
+
 def kinesis_source(spark: SparkSession, stream: str, endpoint: str, **options: str):  # noqa: ANN201 (DataFrame)
     """The connector's streaming DataFrame with only the region, endpoint, ``initialPosition=trim_horizon`` and
     ``options`` set (no credentials unless given: for tests of credentials and TLS)."""
