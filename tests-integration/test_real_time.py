@@ -23,6 +23,8 @@ from harness.producer import KeyedProducer
 from harness.real_time import BATCH_DURATION, RealTimeRecord, RealTimeSink, batch_at
 from harness.sink import BatchSink, wait_for_failure
 from pyspark.sql.streaming import StreamingQuery
+from test_data_loss import recreate
+from test_polling_source import numbered
 
 BATCH_S = int(BATCH_DURATION.split()[0])
 pytestmark = pytest.mark.real_time
@@ -73,9 +75,10 @@ def keyed_order(rows: list[RealTimeRecord], puts: list[PutResult]) -> None:
             raise AssertionError(f"{key}: delivered out of order from #{at}: {around}")
 
 
-def replay_as_micro_batch(spark, sink: RealTimeSink, source, batch: int, root) -> set[tuple[str, str]]:
+def replay_as_micro_batch(spark, sink: RealTimeSink, source, batch: int, root) -> set[tuple[str, str, str]]:
     """Replays real-time ``batch`` from a copy of ``sink``'s checkpoint cut back to it (its end logged, not committed)
-    under Spark's default micro-batch trigger: the (shard, sequence number) of each record that batch delivers."""
+    under Spark's default micro-batch trigger: the (stream, shard, sequence number) of each record that batch
+    delivers."""
     copy = BatchSink(spark, root)
     shutil.copytree(sink.checkpoint, copy.checkpoint)
     for log in ("offsets", "commits"):
@@ -88,7 +91,12 @@ def replay_as_micro_batch(spark, sink: RealTimeSink, source, batch: int, root) -
         wait_until(lambda: batch in copy.completed_batches(), query)
     finally:
         query.stop()
-    return {(r.shard_id, r.sequence_number) for r in copy.records([batch])}
+    return {(r.stream, r.shard_id, r.sequence_number) for r in copy.records([batch])}
+
+
+def delivered_in(rows: list[RealTimeRecord], batch: int) -> set[tuple[str, str, str]]:
+    """The (stream, shard, sequence number) of each record delivered in ``batch``."""
+    return {(r.record.stream, r.record.shard_id, r.record.sequence_number) for r in rows if r.record.batch_id == batch}
 
 
 def test_real_time_polling_reads_through_a_split_a_merge_and_a_restart(spark, kinesis, stream, read_kinesis, proxy,
@@ -158,10 +166,11 @@ def test_real_time_polling_reads_through_a_split_a_merge_and_a_restart(spark, ki
     # The batch that read the split's children, replayed from its logged end as a micro-batch (a batch written to
     # the offset log and not committed), delivers what it did the first time: the children too, which its start did
     # not hold.
-    first_run = {(r.record.shard_id, r.record.sequence_number) for r in rows if r.record.batch_id == batch}
+    first_run = delivered_in(rows, batch)
     assert replayed_batch == first_run, (
         f"the replayed batch {batch} missed {len(first_run - replayed_batch)} records "
-        f"(of shards {sorted({s for s, _ in first_run - replayed_batch})}) and added {len(replayed_batch - first_run)}")
+        f"(of shards {sorted({s for _, s, _ in first_run - replayed_batch})}) and added "
+        f"{len(replayed_batch - first_run)}")
     iterators = front.operation_stats("GetShardIterator")["calls"]
     print(f"\nreal-time polling: {len(rows)} rows ({len(replayed)} replayed), {len({r.record.shard_id for r in rows})} "
           f"shards, {iterators} GetShardIterator calls, {steady} of them over 3 batch boundaries without resharding")
@@ -170,6 +179,47 @@ def test_real_time_polling_reads_through_a_split_a_merge_and_a_restart(spark, ki
     assert steady <= 1, f"{steady} GetShardIterator calls over 3 batch boundaries"
     metrics = progress["sources"][0]["metrics"]
     assert int(metrics["recordsRead"]) > 0 and int(metrics["activeShards"]) == 2, metrics
+
+
+def test_a_replayed_real_time_batch_reads_the_streams_that_entered_in_it_as_it_did(spark, kinesis, stream, read_kinesis,
+                                                                                   emulator, tmp_path):
+    """A real-time batch reads a stream as it enters the query: one added to ``streamName`` (from its initial
+    position, ``latest`` here: as of when it was added) and one deleted and created again (from TRIM_HORIZON). Its
+    start, from the offset log, holds neither. Replayed from its logged end as a micro-batch (a batch written to the
+    offset log and not committed), it delivers what it did: before, both streams' records were left out."""
+    recreated, added = stream(1), stream(1)
+    sink = RealTimeSink(tmp_path)
+    query = sink.start(read_kinesis(recreated, initialPosition="latest"))
+    wait_until(lambda: last_batch(query) >= 0, query)
+    query.stop()
+    recreate(kinesis, recreated, 1)
+    kinesis.put_records(recreated, numbered(30))
+    producer = KeyedProducer(emulator.endpoint, added, keys=4, interval_s=0.1).start()
+    try:
+        producer.wait_rounds(5)
+        producer.pause()
+        before = {(added, p.shard_id, p.sequence_number) for p in producer.puts}  # not to be delivered: latest
+        time.sleep(1)
+        source = read_kinesis(f"{recreated},{added}", initialPosition="latest", failOnDataLoss="false")
+        query = sink.start(source)
+        producer.resume()
+        wait_until(lambda: {r.record.stream for r in sink.rows()} == {recreated, added}, query)
+        batch = min(r.record.batch_id for r in sink.rows())
+        wait_until(lambda: last_batch(query) >= batch, query)  # its end logged and committed
+        query.stop()
+    finally:
+        producer.stop()
+    first_run = delivered_in(sink.rows(), batch)
+    entered = {s: {r for r in first_run if r[0] == s} for s in (recreated, added)}
+    assert len(entered[recreated]) == 30 and entered[added], (
+        f"batch {batch} did not read both streams as they entered: { {s: len(r) for s, r in entered.items()} }")
+    replayed = replay_as_micro_batch(spark, sink, source, batch, tmp_path / "replay")
+    assert not before & (first_run | replayed), "records put before the stream was added were delivered (latest)"
+    for name, what in ((recreated, "created again"), (added, "added")):
+        assert {r for r in replayed if r[0] == name} == entered[name], (
+            f"the replayed batch {batch} delivered {len({r for r in replayed if r[0] == name})} records of the stream "
+            f"{what}, not the {len(entered[name])} it read the first time")
+    assert replayed == first_run
 
 
 @pytest.mark.line_smoke  # also on Spark 4.3 (on 4.0, 4.1 and 3.5 the real_time marker deselects it)

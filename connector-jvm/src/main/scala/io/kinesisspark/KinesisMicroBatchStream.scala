@@ -31,7 +31,8 @@ import io.kinesisspark.prefetch.{Prefetcher, RoundDispatcher}
  *
  * Shards: every listed shard is in the offset, but for finished ones whose children have moved on (see
  * [[StartReconciler]]). Shards present at the first start begin at `initialPosition`
- * (`latest` pinned to the first start time); shards that appear later begin at TRIM_HORIZON; a shard's records
+ * (`latest` pinned to the first start time), and so do those of a stream added to `streamName` later (pinned to the
+ * time it was added: [[AddedStreamStore]]); shards that appear later begin at TRIM_HORIZON; a shard's records
  * are exposed only after all its parents are `Finished` in the batch start.
  *
  * Trigger.AvailableNow: the time and the shards at the trigger's start are the target; batches run until every
@@ -57,8 +58,12 @@ class KinesisMicroBatchStream(
   // sets it as a local property of the thread that creates the sources.
   protected val consumers: Option[ConsumerRegistrar] = options.efo.map(efo =>
     ConsumerRegistrar(api, options.streams, efo, QueryMetrics.currentQueryId(spark)))
+  // When streams added to `streamName` since the first start were added (their initial positions' time).
+  protected val addedStreams = new AddedStreamStore(checkpointLocation, spark.sparkContext.hadoopConfiguration,
+    options.streams, options.initialPosition)
   private val prefetcher = new Prefetcher(spark.sparkContext, options, streamId, clock, consumers,
-    TestSettings.long(TestSettings.PrefetchSilenceLimitMs).getOrElse(RoundDispatcher.SilenceLimitMillis))
+    TestSettings.long(TestSettings.PrefetchSilenceLimitMs).getOrElse(RoundDispatcher.SilenceLimitMillis),
+    addedStreams.addedAt)
   private val blockReads = BlockReadCounters(spark.sparkContext)
   @volatile private var availableNow: Option[AvailableNowTarget] = None
   private val dataLoss = DataLossPolicy(options.failOnDataLoss)
@@ -135,6 +140,7 @@ class KinesisMicroBatchStream(
 
   private def latestOffsetOf(startOffset: KinesisSourceOffset, limit: ReadLimit): KinesisSourceOffset = {
     registerMetrics()
+    addedStreams.forgetRemoved(startOffset.streams.keySet)
     prefetcher.start(startOffset)
     // Spark asks for the next batch's end only once the batch ending at `start` has run, but calls `commit` for that
     // batch only once the next one has data. Waiting for `commit` to free the buffer deadlocks when a batch took
@@ -225,21 +231,29 @@ class KinesisMicroBatchStream(
   private def partitions(startOffset: KinesisSourceOffset, endOffset: KinesisSourceOffset): Array[InputPartition] = {
     // Shards entering the offset with this batch, and every shard of a stream created again since the start,
     // contribute no records to it (see StartReconciler): only shards the start holds are read (and, in a replayed
-    // real-time batch, shards it read that its start did not hold: see replayedFrom).
-    def sameStream(stream: String): Boolean =
-      (startOffset.created.get(stream), endOffset.created.get(stream)) match {
-        case (Some(a), Some(b)) => a == b
-        case _                  => true
-      }
+    // real-time batch, shards it read that its start did not hold: see replayedFrom and enteredFrom).
     // Loops rather than a for over sorted pairs: at 10,000 shards the intermediate collections showed.
     val graphs = new PlanGraphs(endOffset)
     val slices = Vector.newBuilder[ShardSlice]
-    endOffset.streams.keys.toArray.sorted.filter(sameStream).foreach { stream =>
+    endOffset.streams.keys.toArray.sorted.foreach { stream =>
       val shards = endOffset.streams(stream)
+      // The start's positions are the old stream's when it was created again since (its shard ids are reused).
+      val recreated = (startOffset.created.get(stream), endOffset.created.get(stream)) match {
+        case (Some(a), Some(b)) => a != b
+        case _                  => false
+      }
+      val entered = recreated || !startOffset.streams.contains(stream)
+      // Where each shard of a stream added to the query began: worked out once per stream, and only when needed.
+      lazy val addedStarts: Map[String, ShardPosition] = (for {
+        added <- addedStreams.get(stream)
+        graph <- graphs(stream)
+      } yield options.initialPosition.shardPositions(stream, graph.shards, added)).getOrElse(Map.empty)
       shards.keys.toArray.sorted.foreach { shard =>
         val to = shards(shard)
-        startOffset.position(stream, shard).orElse(replayedFrom(stream, shard, to, startOffset, graphs))
-          .filter(_ != to).foreach { from =>
+        val from =
+          if (entered) enteredFrom(to, if (recreated) Some(ShardPosition.TrimHorizon) else addedStarts.get(shard))
+          else startOffset.position(stream, shard).orElse(replayedFrom(stream, shard, to, startOffset, graphs))
+        from.filter(_ != to).foreach { from =>
           slices += ShardSlice(stream, shard, from, to, prefetcher.buffer.covering(stream, shard, from, to).getOrElse(Nil))
         }
       }
@@ -270,15 +284,26 @@ class KinesisMicroBatchStream(
       graphs: PlanGraphs): Option[ShardPosition] = {
     def readFromItsStart =
       Some(startingPositions.getOrElse((stream, shard), ShardPosition.TrimHorizon)).filter(_ != ShardPosition.Finished)
-    // A stream new to the query starts at its initial position, which its first batch's end already holds.
-    if (!start.streams.contains(stream)) None
-    else to match {
+    to match {
       case _: ShardPosition.AfterRecord => readFromItsStart
       case ShardPosition.Finished
           if graphs(stream).exists(!_.endedByDescendants(shard, start.streams.getOrElse(stream, Map.empty))) =>
         readFromItsStart
       case _ => None
     }
+  }
+
+  /**
+   * Where a shard of a stream the batch's start does not hold (new to the query, or created again since) is read from,
+   * given where its reading began (`began`): nowhere when the end holds it where it entered (a micro-batch's fresh
+   * shard, which the next batch reads), else from there, which only a real-time batch does, reading the stream as it
+   * enters. A stream created again began at TRIM_HORIZON (see ShardDiscovery); a new one at its initial position as of
+   * the time it was added, which the checkpoint keeps ([[AddedStreamStore]]; not known, and so read nowhere, in a
+   * checkpoint that lacks the time or since a change of `initialPosition`).
+   */
+  private def enteredFrom(to: ShardPosition, began: => Option[ShardPosition]): Option[ShardPosition] = to match {
+    case _: ShardPosition.AfterRecord | ShardPosition.Finished => began.filter(_ != ShardPosition.Finished)
+    case _ => None
   }
 
   /**

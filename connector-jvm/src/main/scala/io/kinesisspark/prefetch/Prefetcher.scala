@@ -49,7 +49,8 @@ final class Prefetcher(
     streamId: Int,
     clock: Clock = Clock.systemUTC(),
     consumers: Option[ConsumerRegistrar] = None,
-    silenceLimitMillis: Long = RoundDispatcher.SilenceLimitMillis) {
+    silenceLimitMillis: Long = RoundDispatcher.SilenceLimitMillis,
+    addedAt: (String, Long) => Long = (_, now) => now) {
 
   import Prefetcher._
 
@@ -68,7 +69,7 @@ final class Prefetcher(
   private val dataLoss = DataLossPolicy(options.failOnDataLoss)
   private val discovery = new ShardDiscovery(api, options, buffer,
     blocks => blocks.foreach(b => BlockStoreBridge.remove(b.streamId, b.uniqueId)), clock, consumers,
-    forgetStream = stream => synchronized { stats = stats.filterNot(_._1._1 == stream) })
+    forgetStream = stream => synchronized { stats = stats.filterNot(_._1._1 == stream) }, addedAt = addedAt)
   // Written under `this`; read without it (checkFailure runs on the query thread every plan).
   @volatile private var failure: Option[Throwable] = None
   @volatile private var rounds = 0L

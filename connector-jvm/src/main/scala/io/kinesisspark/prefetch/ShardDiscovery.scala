@@ -47,6 +47,9 @@ import io.kinesisspark.reader.TransientBackoff
  * @param removeBlocks removes the blocks of a stream created again, once dropped from the buffer
  * @param forgetStream called under this lock when a stream was deleted and created again, as its buffer is dropped:
  *                     the caller forgets what it knew of the old stream's shards (their statistics)
+ * @param addedAt      when a stream the start does not hold was added, given the time now: the time the checkpoint
+ *                     keeps for it ([[io.kinesisspark.AddedStreamStore]]), else now; called outside this lock (it
+ *                     may read or write the checkpoint)
  */
 private[kinesisspark] final class ShardDiscovery(
     api: KinesisApi,
@@ -55,7 +58,8 @@ private[kinesisspark] final class ShardDiscovery(
     removeBlocks: Seq[BlockRef] => Unit,
     clock: Clock = Clock.systemUTC(),
     consumers: Option[ConsumerRegistrar] = None,
-    forgetStream: String => Unit = _ => ()) {
+    forgetStream: String => Unit = _ => (),
+    addedAt: (String, Long) => Long = (_, now) => now) {
 
   import ShardDiscovery._
 
@@ -129,17 +133,21 @@ private[kinesisspark] final class ShardDiscovery(
    * Takes the shards of a batch start it does not know yet, with their positions and their streams' creation times,
    * and notes when each stream the start does not hold was added (its shards start at the initial position).
    */
-  def addStart(start: KinesisSourceOffset): Unit = synchronized {
-    val view = published
-    val added = for ((stream, shards) <- start.streams if options.streams.contains(stream); (shard, pos) <- shards
-                     if !view.starts.contains((stream, shard))) yield (stream, shard) -> pos
-    start.created.foreach { case (stream, ms) => created.getOrElseUpdate(stream, ms) }
-    val listed = if (start.created.keys.exists(s => !view.listed.created.contains(s))) listedNow else view.listed
-    if (added.nonEmpty || (listed ne view.listed)) {
-      published = View(listed, if (added.nonEmpty) view.starts ++ added else view.starts)
-    }
-    options.streams.filterNot(start.streams.contains).filterNot(graphs.contains).foreach { stream =>
-      addedStreamAt.getOrElseUpdate(stream, clock.millis())
+  def addStart(start: KinesisSourceOffset): Unit = {
+    // Asked outside the lock: the checkpoint's time of a stream new to the query may be read or written.
+    val newStreams = options.streams.filterNot(start.streams.contains)
+      .filterNot(s => synchronized(graphs.contains(s) || addedStreamAt.contains(s)))
+      .map(s => s -> addedAt(s, clock.millis()))
+    synchronized {
+      val view = published
+      val added = for ((stream, shards) <- start.streams if options.streams.contains(stream); (shard, pos) <- shards
+                       if !view.starts.contains((stream, shard))) yield (stream, shard) -> pos
+      start.created.foreach { case (stream, ms) => created.getOrElseUpdate(stream, ms) }
+      val listed = if (start.created.keys.exists(s => !view.listed.created.contains(s))) listedNow else view.listed
+      if (added.nonEmpty || (listed ne view.listed)) {
+        published = View(listed, if (added.nonEmpty) view.starts ++ added else view.starts)
+      }
+      newStreams.foreach { case (stream, at) => if (!graphs.contains(stream)) addedStreamAt.getOrElseUpdate(stream, at) }
     }
   }
 

@@ -40,7 +40,8 @@ final class KinesisRealTimeStream(
 
   @volatile private var realTime = false
   // Shards as listed, and where reading of a shard the start does not hold begins; no buffer in real-time mode.
-  private lazy val discovery = new ShardDiscovery(api, options, new BufferIndex, _ => (), clock, consumers)
+  private lazy val discovery =
+    new ShardDiscovery(api, options, new BufferIndex, _ => (), clock, consumers, addedAt = addedStreams.addedAt)
   // The running batch's start, reconciled with the listing it was planned from: what its end moves.
   @volatile private var plannedBase: Option[KinesisSourceOffset] = None
   // Where each shard was read last (the task's executor), so the next batch's task goes there.
@@ -87,6 +88,7 @@ final class KinesisRealTimeStream(
     batchStartMillis = clock.millis()
     registerMetrics() // in Spark's metrics system, as a micro-batch query's are from its first batch
     consumers.foreach(_.refreshDue())
+    addedStreams.forgetRemoved(startOffset.streams.keySet)
     discovery.addStart(startOffset)
     discovery.refreshShards()
     val starts = discovery.starts
