@@ -12,6 +12,12 @@ and its own reader:
   and again with ``minFetchPeriod=200ms``;
 - real-time EFO: ``consumerMode=efo`` (its own consumer), the same trigger.
 
+Real-time rows also print, per 100 ms of put time from the nearest batch start, p50 / p99, and the median turnover
+(from one batch's deadline to the next batch's start: Spark writes its offset and commit logs and plans the next
+batch, and no task reads). Spark's default batch duration is 5 minutes; these rows use its least, 5 seconds, so a
+boundary lies in every row's way (a longer batch cannot be timed here: PySpark hands a long batch's rows to the
+Python writer that collects them too late).
+
 How: once the reader is up (a probe record is put to each shard every 0.5 s until one from every shard came out of
 the sink), a producer puts records at
 ``--rate`` for ``--seconds``, in ``PutRecords`` calls every 20 ms, spread evenly over the shards. Each record's data
@@ -77,6 +83,7 @@ PROBE = "p"  # a probe record's number field: "p" and its shard's index
 PUT_TICK_S = 0.02
 RAW_POLL_S = 0.2  # 5 GetRecords calls per second per shard
 REAL_TIME_BATCH = "5 seconds"  # Spark's least batch duration
+REAL_TIME_BATCH_S = int(REAL_TIME_BATCH.split()[0])
 START_TIMEOUT_S = 120.0
 DRAIN_TIMEOUT_S = 30.0
 BOUNDARY_BEFORE_S, BOUNDARY_AFTER_S = 0.5, 1.0  # "around a batch's start", for real-time rows
@@ -135,6 +142,7 @@ class Row:
     python_ms: list[float] = field(default_factory=list)  # Spark rows: to the Python ForeachWriter's clock
     away_ms: list[float] = field(default_factory=list)  # real-time rows: put away from a batch's start
     near_ms: list[float] = field(default_factory=list)  # real-time rows: put from 0.5 s before to 1 s after one
+    boundary: str = ""  # real-time rows: the turnover, and p50 / p99 by put time from the nearest batch start
     start_s: float | None = None  # from the reader's start to a probe out of the sink from every shard
     emulator_cores: float | None = None  # ferrokinesis's CPU while producing and draining, in cores
     batch_ms: list[float] = field(default_factory=list)  # micro-batch: recent batches' triggerExecution
@@ -392,7 +400,7 @@ class SparkReader(Reader):
         return batches, rounds
 
     def batch_phases(self) -> dict[str, float]:
-        """Micro-batch: the median of each of Spark's ``durationMs`` phases over the recent batches that read records
+        """The median of each of Spark's ``durationMs`` phases over the recent batches that read records
         (where a batch's time goes: planning, the offset log, the sink, the commit), and of the source's own driver
         calls (its ``driver*Ms`` metrics: wall and CPU of ``latestOffset``, ``planInputPartitions``, ``commit``)."""
         phases: dict[str, list[float]] = {}
@@ -542,10 +550,10 @@ def measure(bench: Bench, row: Row, mode: Mode) -> None:
                     starts = reader.batch_starts()
                 else:
                     row.batch_ms, row.round_ms = reader.batch_timings()
-                    phases = reader.batch_phases()
-                    if phases:
-                        print(f"  {mode.name}: median ms of the batches that read records, per phase: "
-                              + ", ".join(f"{k} {v:,.0f}" for k, v in phases.items()), flush=True)
+                phases = reader.batch_phases()
+                if phases:
+                    print(f"  {mode.name}: median ms of the batches that read records, per phase: "
+                          + ", ".join(f"{k} {v:,.0f}" for k, v in phases.items()), flush=True)
         except Exception as error:  # e.g. a query that never started has no table
             row.errors.append(f"collecting: {type(error).__name__}: {str(error).strip().splitlines()[0][:200]}")
         reader.stop()
@@ -556,11 +564,21 @@ def measure(bench: Bench, row: Row, mode: Mode) -> None:
     row.latencies_ms = [s * 1000 for s in first.values()]
     row.python_ms = [s * 1000 for s in first_latencies(python_seen)[0].values()]
     if starts:  # real-time: split by whether the record was put around a batch's start (a batch boundary)
+        profile: dict[int, list[float]] = {}  # latencies by put time from the nearest batch start, in 100 ms steps
         for data, at in seen:
             put, number = data.split(":", 1)
             if not number.startswith(PROBE):
-                near = any(-BOUNDARY_BEFORE_S <= float(put) - s <= BOUNDARY_AFTER_S for s in starts)
+                offset = min((float(put) - s for s in starts), key=abs)
+                near = -BOUNDARY_BEFORE_S <= offset <= BOUNDARY_AFTER_S
                 (row.near_ms if near else row.away_ms).append((at - float(put)) * 1000)
+                if near:
+                    profile.setdefault(math.floor(offset * 10), []).append((at - float(put)) * 1000)
+        gaps = sorted((b - a) * 1000 - REAL_TIME_BATCH_S * 1000 for a, b in itertools.pairwise(starts))
+        row.boundary = (
+            f"turnover {gaps[len(gaps) // 2]:.0f} ms (median of {len(gaps)}); " if gaps else "") + ", ".join(
+            f"{step * 100:+d}: {row.percentile(0.5, samples=v):.0f} / {row.percentile(0.99, samples=v):.0f}"
+            for step, v in sorted(profile.items()))
+        print(f"  {mode.name}: around batch starts: {row.boundary}", flush=True)
     if len(first) < row.produced and not row.errors:
         row.errors.append(f"{row.produced - len(first)} of {row.produced} records not seen")
 
@@ -747,6 +765,12 @@ def report(rows: list[Row], args, jar_line: str, started: datetime, elapsed_s: f
         "Stopping a real-time query logs Spark ERROR lines (`InterruptedException`, the cut batch's commit aborted): "
         "expected when a query stops mid-batch.",
     ]
+    boundaries = [f"- {r.shards} shards, {r.mode}: {r.boundary}" for r in rows if r.boundary]
+    if boundaries:
+        parts += ["", "Real-time rows around batch boundaries: the turnover (from one batch's deadline to the next "
+                  "batch's start, when Spark writes its offset and commit logs and plans the next batch, and no task "
+                  "reads), then p50 / p99 ms by put time from the nearest batch start, in 100 ms steps:", "",
+                  *boundaries]
     if not_run:
         parts += ["", "Not run in this run: " + ", ".join(f"`{m}`" for m in not_run) + "."]
     if errors:
