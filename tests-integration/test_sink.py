@@ -114,9 +114,11 @@ class SlowStatusListener:
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
+        self.slowed = 0  # job starts it held up
 
     def onJobStart(self, event: object) -> None:  # noqa: N802 (Spark's name)
         time.sleep(self.seconds)
+        self.slowed += 1
 
     def equals(self, other: object) -> bool:  # Spark's removal compares its listeners with Object.equals
         return other is self
@@ -134,7 +136,7 @@ class SlowStatusListener:
 
 
 @contextmanager
-def slow_status_queue(spark: SparkSession, seconds: float) -> Iterator[None]:
+def slow_status_queue(spark: SparkSession, seconds: float) -> Iterator[SlowStatusListener]:
     """A :class:`SlowStatusListener` on Spark's status queue for the block, removed after it."""
     gateway = spark.sparkContext._gateway
     ensure_callback_server_started(gateway)
@@ -142,12 +144,13 @@ def slow_status_queue(spark: SparkSession, seconds: float) -> Iterator[None]:
     bus = spark.sparkContext._jsc.sc().listenerBus()
     # Both calls get the same Java object of the listener, held in a Java array: py4j makes a new one each time a
     # Python object is passed, and Spark finds the listener to remove by identity.
-    listener = jvm.java.util.Collections.singletonList(SlowStatusListener(seconds)).toArray()
+    slow = SlowStatusListener(seconds)
+    listener = jvm.java.util.Collections.singletonList(slow).toArray()
     types = gateway.new_array(jvm.java.lang.Class, 1)
     types[0] = jvm.java.lang.Class.forName("org.apache.spark.scheduler.SparkListenerInterface")
     bus.getClass().getMethod("addToStatusQueue", types).invoke(bus, listener)
     try:
-        yield
+        yield slow
     finally:
         bus.getClass().getMethod("removeListener", types).invoke(bus, listener)
 
@@ -162,12 +165,13 @@ def python_listeners(spark: SparkSession) -> int:
 def test_write_metrics_are_read_once_spark_s_listeners_have_the_write(spark, stream, emulator):
     """The tests' reading of the sink's SQL metrics, with the status store's events late: without waiting for
     Spark's listeners, it found no metric at all."""
-    with slow_status_queue(spark, 3):
+    with slow_status_queue(spark, 3) as slow:
         assert python_listeners(spark) == 1
         name = stream(1)
         write_batch(rows(spark, 100, partitions=1), emulator.endpoint, streamName=name)
         metrics = last_write_metrics(spark)
     assert python_listeners(spark) == 0  # removed: the session's later tests are not slowed
+    assert slow.slowed >= 1, "the listener held up no job start: the store's events were not late"
     assert metrics["rows written to Kinesis"] == 100, metrics
     assert metrics["Kinesis records throttled"] == 0, metrics
 
