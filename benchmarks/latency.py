@@ -8,8 +8,8 @@ and its own reader:
 - micro-batch default: the connector's defaults, Spark's default trigger;
 - micro-batch low-latency: ``minFetchPeriod=210ms``, ``maxFetchDuration=200ms``,
   ``trigger(processingTime="0 seconds")``;
-- real-time polling: ``trigger(realTime="5 seconds")`` with the connector's defaults (``minFetchPeriod`` 400 ms),
-  and again with ``minFetchPeriod=200ms``;
+- real-time polling: ``trigger(realTime="5 seconds")`` with the connector's defaults (``minFetchPeriod`` 400 ms
+  after an empty response, 210 ms after one that brought records), and again with ``minFetchPeriod=200ms``;
 - real-time EFO: ``consumerMode=efo`` (its own consumer), the same trigger.
 
 Real-time rows also print, per 100 ms of put time from the nearest batch start, p50 / p99, and the median turnover
@@ -125,7 +125,8 @@ DESCRIPTIONS = {
     "own SDK (benchmarks/RawGetRecordsPass.java); *samples* = passes, *p50* its median, *p99* and *max* its slowest",
     "mb-default": "micro-batch, connector defaults",
     "mb-low-latency": "micro-batch, minFetchPeriod=210ms, maxFetchDuration=200ms, processingTime 0",
-    "rt-polling": "real-time polling, defaults (minFetchPeriod 400 ms)",
+    "rt-polling": "real-time polling, defaults (minFetchPeriod 400 ms after an empty response, 210 ms after one "
+    "that brought records)",
     "rt-polling-200ms": "real-time polling, minFetchPeriod=200ms",
     "rt-efo": "real-time EFO",
 }

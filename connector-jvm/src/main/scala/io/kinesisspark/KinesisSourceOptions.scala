@@ -62,6 +62,16 @@ final case class KinesisSourceOptions(
     minFetchPeriodMs = minFetchPeriodMs,
     maxRoundMillis = maxFetchDurationMs,
     maxFetchRateBytesPerSec = maxFetchRateBytesPerSec)
+
+  /**
+   * What one shard's reader in a real-time task may do: catch up a backlog at once, and follow a shard that is being
+   * written to at about Kinesis's call rate (a call every 210 ms while responses bring records, `minFetchPeriod` after
+   * an empty one). A `minFetchPeriod` the user set holds for both, as in micro-batch: the way to leave calls to
+   * another polling consumer of the stream.
+   */
+  def realTimeFetchLimits: FetchLimits = fetchLimits.copy(catchUpAtOnce = true,
+    afterRecordsPeriodMs = if (isGiven(KinesisOptionKeys.MinFetchPeriod)) None
+                           else Some(KinesisSourceOptions.RealTimeAfterRecordsPeriodMs))
 }
 
 object KinesisSourceOptions {
@@ -73,6 +83,12 @@ object KinesisSourceOptions {
   val MaxFetchRateMBs = 2.0
   /** Kinesis allows 5 GetRecords calls per second per shard. */
   val MinFetchPeriodMs = 200L
+  /**
+   * A real-time reader's period after a call that brought records: 5 calls a second per shard (GetRecords's quota,
+   * https://docs.aws.amazon.com/kinesis/latest/APIReference/API_GetRecords.html), with 10 ms to spare for calls that
+   * reach Kinesis closer together than they left (the Databricks guide's low-latency setting is 210 ms too).
+   */
+  val RealTimeAfterRecordsPeriodMs = 210L
   /** ListShards pages hold at most 10,000 shards. */
   val MaxShardsPerDescribeLimit = 10000
   /** GetRecords returns at most 10,000 records per call. */

@@ -39,6 +39,14 @@ class KinesisSourceOptionsSuite extends AnyFunSuite {
     assert(o.fetchLimits.maxRecordsPerFetch == 500) // a call never asks for more than a trigger may take
   }
 
+  test("real-time readers follow records every 210 ms unless minFetchPeriod was set, which then holds for every call") {
+    val defaults = KinesisSourceOptions.parse(base).realTimeFetchLimits
+    assert(defaults.catchUpAtOnce && defaults.minFetchPeriodMs == 400L && defaults.afterRecordsPeriodMs.contains(210L))
+    val given = KinesisSourceOptions.parse(base + ("MinFetchPeriod" -> "1s"))
+    assert(given.realTimeFetchLimits.afterRecordsPeriodMs.isEmpty && given.realTimeFetchLimits.minFetchPeriodMs == 1000L)
+    assert(given.fetchLimits.afterRecordsPeriodMs.isEmpty && !given.fetchLimits.catchUpAtOnce) // micro-batch: as before
+  }
+
   test("option names are case-insensitive and values are typed") {
     val o = KinesisSourceOptions.parse(Map(
       "STREAMNAME" -> "a, b", "Region" -> "eu-west-1", "endpoint" -> "http://127.0.0.1:4568",

@@ -110,8 +110,7 @@ final class KinesisRealTimeStream(
     // A task without a slot would start only after the batch's time is up and read nothing: by default one task per
     // slot the cluster has now (at least one, while executors are still coming).
     val tasks = options.realTimeTasks.getOrElse(math.max(1, TaskSlots.now(spark.sparkContext)))
-    // A task reads a backlog record by record: each shard is called again at once while records keep coming.
-    val limits = options.fetchLimits.copy(catchUpAtOnce = true)
+    val limits = options.realTimeFetchLimits
     val known = locations
     plans += 1
     val batch = plans

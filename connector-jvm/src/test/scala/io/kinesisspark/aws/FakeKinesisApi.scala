@@ -28,6 +28,8 @@ class FakeKinesisApi(stream: String = "s") extends KinesisApi {
   var expireNext = 0
   var throttleNext = 0
   var failNext = 0
+  // The next calls return no records but the lag to the shard's tip, as Kinesis may for a stretch without records.
+  var emptyWithLagNext = 0
   var failListingsNext = 0
   var createdMillis = 1000L
   var deleted = false
@@ -119,6 +121,10 @@ class FakeKinesisApi(stream: String = "s") extends KinesisApi {
     val (shard, start) = iterator.splitAt(iterator.lastIndexOf(':'))
     val records = shards(shard)
     val from = math.max(start.drop(1).toInt, trimmedBefore(shard)) // a live iterator reads on from the oldest left
+    if (emptyWithLagNext > 0) {
+      emptyWithLagNext -= 1
+      return GetRecordsResult(Seq.empty, Some(s"$shard:$from"), 1000L * (records.size - from))
+    }
     val page = records.slice(from, from + limit).toSeq
     val next = from + page.size
     val atEnd = next >= records.size

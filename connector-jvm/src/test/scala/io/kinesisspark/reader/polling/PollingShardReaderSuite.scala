@@ -37,6 +37,38 @@ class PollingShardReaderSuite extends AnyFunSuite {
     assert(r.position == AfterRecord(api.shards("shard-0").last.sequenceNumber))
   }
 
+  test("afterRecordsPeriodMs: a response with records is followed after that period, an empty one after the period") {
+    val api = new FakeKinesisApi(); api.add("shard-0", 5)
+    val clock = new SteppedClock
+    val limits = FetchLimits(10, minFetchPeriodMs = 400, catchUpAtOnce = true, afterRecordsPeriodMs = Some(200))
+    val r = new PollingShardReader(api, "s", "shard-0", TrimHorizon, limits, clock, clock.sleep)
+    def call(): (Long, Int) = {
+      val t = math.max(clock.now, r.readyAt)
+      clock.sleep(t - clock.now)
+      (t, r.next().records.size)
+    }
+    val first = call()   // 5 records, caught up
+    val second = call()  // nothing new
+    api.add("shard-0", 3)
+    val third = call()   // 3 records
+    val fourth = call()
+    assert(Seq(first, second, third, fourth) == Seq((0L, 5), (200L, 0), (600L, 3), (800L, 0)))
+  }
+
+  test("catchUpAtOnce: an empty response with a lag is followed at once; without it, after minFetchPeriod") {
+    for ((atOnce, secondCall) <- Seq(true -> 0L, false -> 400L)) {
+      val api = new FakeKinesisApi(); api.add("shard-0", 5); api.emptyWithLagNext = 1
+      val clock = new SteppedClock
+      val r = new PollingShardReader(api, "s", "shard-0", TrimHorizon,
+        FetchLimits(10, minFetchPeriodMs = 400, catchUpAtOnce = atOnce), clock, clock.sleep)
+      val empty = r.next()
+      assert(empty.records.isEmpty && empty.millisBehindLatest > 0 && !empty.caughtUp)
+      assert(r.readyAt == secondCall, s"catchUpAtOnce = $atOnce")
+      clock.sleep(math.max(0L, r.readyAt - clock.now))
+      assert(r.next().records.size == 5)
+    }
+  }
+
   test("a full response is not caught up even with no lag; a short one with no lag is") {
     val api = new FakeKinesisApi(); api.add("shard-0", 10)
     val r = reader(api, TrimHorizon, 10, new SteppedClock)
