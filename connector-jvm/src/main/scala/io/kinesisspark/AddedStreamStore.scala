@@ -1,11 +1,8 @@
 package io.kinesisspark
 
-import java.nio.charset.StandardCharsets
-
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FileContext, Options, Path, UnsupportedFileSystemException}
 import org.json4s._
 import org.json4s.jackson.JsonMethods
 
@@ -35,7 +32,8 @@ final class AddedStreamStore(checkpointLocation: String, hadoopConf: Configurati
     initialPosition: InitialPosition) {
   import AddedStreamStore.Added
 
-  private val path = new Path(checkpointLocation, "kinesis-added-streams.json")
+  private val file = new CheckpointFile(checkpointLocation, "kinesis-added-streams.json", hadoopConf,
+    "when streams were added to the query's streamName")
   // What the file holds, once read (only this store writes it: one driver per query).
   private var kept: Option[Map[String, Added]] = None
 
@@ -65,10 +63,7 @@ final class AddedStreamStore(checkpointLocation: String, hadoopConf: Configurati
   private def positionOf(stream: String): String = initialPosition.json(Seq(stream))
 
   private def load(): Map[String, Added] = kept.getOrElse {
-    val fs = path.getFileSystem(hadoopConf)
-    val read = if (!fs.exists(path)) Map.empty[String, Added] else {
-      val in = fs.open(path)
-      val json = try new String(in.readAllBytes(), StandardCharsets.UTF_8) finally in.close()
+    val read = file.read().fold(Map.empty[String, Added]) { json =>
       try JsonMethods.parse(json) match {
         case JObject(fields) => fields.map {
           case (stream, JObject(entry)) =>
@@ -80,35 +75,21 @@ final class AddedStreamStore(checkpointLocation: String, hadoopConf: Configurati
         }.toMap
         case other => throw new IllegalArgumentException(s"not a JSON object: $other")
       } catch {
-        case NonFatal(e) => throw new KinesisSparkException(s"Cannot read $path (${e.getMessage}): it holds when " +
-          "streams were added to the query's streamName. Restore it from a backup of the checkpoint, or delete it: " +
-          "streams added since the query's first start then start at their initial position as of the next start", e)
+        case NonFatal(e) => throw new KinesisSparkException(s"Cannot read ${file.path} (${e.getMessage}): it holds " +
+          "when streams were added to the query's streamName. Restore it from a backup of the checkpoint, or delete " +
+          "it: streams added since the query's first start then start at their initial position as of the next start",
+          e)
       }
     }
     kept = Some(read)
     read
   }
 
-  // Written aside, then renamed over the old file at once where the file system can (as Spark's checkpoint files are).
+  // Where the file system cannot replace a file at once, a crash mid-write loses the times: those streams start anew.
   private def write(entries: Map[String, Added]): Unit = {
-    val fs = path.getFileSystem(hadoopConf)
-    val tmp = new Path(checkpointLocation, s".kinesis-added-streams.${java.util.UUID.randomUUID()}.tmp")
-    val json = JObject(entries.toList.sortBy(_._1).map { case (stream, a) =>
+    file.replace(JsonMethods.compact(JObject(entries.toList.sortBy(_._1).map { case (stream, a) =>
       stream -> JObject("at" -> JInt(a.atMillis), "initialPosition" -> JString(a.initialPosition))
-    })
-    try {
-      val out = fs.create(tmp, true)
-      try out.write(JsonMethods.compact(json).getBytes(StandardCharsets.UTF_8)) finally out.close()
-      try FileContext.getFileContext(path.toUri, hadoopConf).rename(tmp, path, Options.Rename.OVERWRITE)
-      catch {
-        case _: UnsupportedFileSystemException =>
-          // No atomic replace here: a crash between the two steps loses the times, and those streams start anew.
-          fs.delete(path, false)
-          if (!fs.rename(tmp, path)) {
-            throw new KinesisSparkException(s"Cannot write $path (when streams were added to the query's streamName)")
-          }
-      }
-    } finally if (fs.exists(tmp)) fs.delete(tmp, false)
+    })))
     kept = Some(entries)
   }
 }
