@@ -4,11 +4,11 @@ import scala.concurrent.duration._
 import scala.util.control.NonFatal
 
 import org.apache.spark.SparkEnv
-import org.apache.spark.rpc.{RpcCallContext, RpcEndpoint, RpcEnv, RpcTimeout}
+import org.apache.spark.rpc.{IsolatedRpcEndpoint, RpcCallContext, RpcEnv, RpcTimeout}
 
 /**
  * How a real-time task talks to the driver about resharding within its batch: a Spark RPC endpoint on the driver, one
- * per real-time stream, under a name of its own. Only the driver sees every task's finished shards, so only it can
+ * per real-time stream, under a name of its own, on threads of its own. Only the driver sees every task's finished shards, so only it can
  * tell when the last parent of a merge ended, whichever task read it. A task asks which children it may read once it
  * finished a shard, and from time to time whether the batch should end early. Spark-private API (RPC), hence this
  * package.
@@ -27,7 +27,12 @@ object ChildShardChannel {
   private final class Endpoint(
       override val rpcEnv: RpcEnv,
       onFinished: (Long, Long, Int, Int, String, String) => Array[Byte],
-      onEndAsked: Long => Boolean) extends RpcEndpoint {
+      onEndAsked: Long => Boolean) extends IsolatedRpcEndpoint {
+    // Threads of its own: an answer may list the stream again (seconds, when ListShards is throttled), and in Spark's
+    // shared loop (two threads on a 2-core driver) two such answers held up every other driver endpoint meanwhile,
+    // executors' heartbeats and output commits among them. Two, as tasks ask at once.
+    override def threadCount(): Int = 2
+
     override def receiveAndReply(context: RpcCallContext): PartialFunction[Any, Unit] = {
       case Array(batch: String, task: String, stage: String, stageTasks: String, stream: String, shardId: String) =>
         context.reply(onFinished(batch.toLong, task.toLong, stage.toInt, stageTasks.toInt, stream, shardId))
