@@ -286,8 +286,8 @@ class KinesisReader(OptionsBuilder):
     def min_fetch_period(self, period: timedelta | str) -> KinesisReader:
         """Least time between two GetRecords calls on a shard, at least 200 ms (``minFetchPeriod``; 400 ms).
 
-        Not set, a real-time query calls a shard 210 ms after a call that brought records; set, the period holds after
-        every call (leave calls to other polling consumers of the stream).
+        Not set, a real-time query calls a shard 210 ms after a call that brought records (at once while it catches
+        up); set, the period holds after every call (leave calls to other polling consumers of the stream).
 
         Examples
         --------

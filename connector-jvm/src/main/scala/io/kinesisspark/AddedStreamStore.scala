@@ -33,7 +33,7 @@ final class AddedStreamStore(checkpointLocation: String, hadoopConf: Configurati
   import AddedStreamStore.Added
 
   private val file = new CheckpointFile(checkpointLocation, "kinesis-added-streams.json", hadoopConf,
-    "when streams were added to the query's streamName")
+    "the times streams were added to the query's streamName")
   // What the file holds, once read (only this store writes it: one driver per query).
   private var kept: Option[Map[String, Added]] = None
 

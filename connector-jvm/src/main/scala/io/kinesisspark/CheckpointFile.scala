@@ -3,6 +3,8 @@ package io.kinesisspark
 import java.nio.charset.StandardCharsets
 import java.util.UUID
 
+import scala.util.control.NonFatal
+
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileContext, FileSystem, Options, Path, UnsupportedFileSystemException}
 
@@ -11,7 +13,7 @@ import org.apache.hadoop.fs.{FileContext, FileSystem, Options, Path, Unsupported
  * beside it first and is then renamed into place, so a crash never leaves a half-written file behind (as Spark writes
  * its own checkpoint files).
  *
- * @param holds what the file holds, for errors
+ * @param holds what the file holds, for errors ("Cannot write <holds> to <path>")
  *
  * {{{
  *   val file = new CheckpointFile(checkpointLocation, "kinesis-initial-offset.json", hadoopConf, "the start offset")
@@ -60,6 +62,9 @@ private[kinesisspark] final class CheckpointFile(checkpointLocation: String, nam
       val out = fs.create(tmp, true)
       try out.write(text.getBytes(StandardCharsets.UTF_8)) finally out.close()
       move(fs, tmp)
-    } finally if (fs.exists(tmp)) fs.delete(tmp, false)
+    } finally {
+      // A leftover is harmless (hidden, and never read): a failure to remove it must not hide the write's own.
+      try if (fs.exists(tmp)) fs.delete(tmp, false) catch { case NonFatal(_) => () }
+    }
   }
 }

@@ -65,13 +65,14 @@ final case class KinesisSourceOptions(
 
   /**
    * What one shard's reader in a real-time task may do: catch up a backlog at once, and follow a shard that is being
-   * written to at about Kinesis's call rate (a call every 210 ms while responses bring records, `minFetchPeriod` after
-   * an empty one). A `minFetchPeriod` the user set holds for both, as in micro-batch: the way to leave calls to
-   * another polling consumer of the stream.
+   * written to at about Kinesis's call rate (a call every 210 ms while responses bring records or a lag,
+   * `minFetchPeriod` after an empty one). A `minFetchPeriod` the user set holds after every call instead, as in
+   * micro-batch: the way to leave calls to another polling consumer of the stream.
    */
-  def realTimeFetchLimits: FetchLimits = fetchLimits.copy(catchUpAtOnce = true,
-    afterRecordsPeriodMs = if (isGiven(KinesisOptionKeys.MinFetchPeriod)) None
-                           else Some(KinesisSourceOptions.RealTimeAfterRecordsPeriodMs))
+  def realTimeFetchLimits: FetchLimits =
+    if (isGiven(KinesisOptionKeys.MinFetchPeriod)) fetchLimits
+    else fetchLimits.copy(catchUpAtOnce = true,
+      afterRecordsPeriodMs = Some(KinesisSourceOptions.RealTimeAfterRecordsPeriodMs))
 }
 
 object KinesisSourceOptions {

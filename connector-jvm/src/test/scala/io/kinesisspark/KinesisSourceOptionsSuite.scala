@@ -43,8 +43,10 @@ class KinesisSourceOptionsSuite extends AnyFunSuite {
     val defaults = KinesisSourceOptions.parse(base).realTimeFetchLimits
     assert(defaults.catchUpAtOnce && defaults.minFetchPeriodMs == 400L && defaults.afterRecordsPeriodMs.contains(210L))
     val given = KinesisSourceOptions.parse(base + ("MinFetchPeriod" -> "1s"))
-    assert(given.realTimeFetchLimits.afterRecordsPeriodMs.isEmpty && given.realTimeFetchLimits.minFetchPeriodMs == 1000L)
-    assert(given.fetchLimits.afterRecordsPeriodMs.isEmpty && !given.fetchLimits.catchUpAtOnce) // micro-batch: as before
+    // The period after every call, catching up included: the same limits as micro-batch's.
+    assert(given.realTimeFetchLimits == given.fetchLimits)
+    assert(given.fetchLimits.minFetchPeriodMs == 1000L && given.fetchLimits.afterRecordsPeriodMs.isEmpty &&
+      !given.fetchLimits.catchUpAtOnce)
   }
 
   test("option names are case-insensitive and values are typed") {

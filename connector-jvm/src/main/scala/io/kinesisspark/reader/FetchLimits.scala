@@ -9,11 +9,11 @@ package io.kinesisspark.reader
  * @param maxRoundBytes      a round ends after this many bytes (bounds what one task adds to the buffer)
  * @param maxFetchRateBytesPerSec the shard's byte budget: after a response of n bytes, the next call waits
  *                                n / rate seconds
- * @param catchUpAtOnce      after a response that says more follow (a lag, or a full page), the next call goes at
- *                           once rather than after `minFetchPeriodMs` (still never a sixth call within a second, and
- *                           within the byte budget): real-time tasks, which read a backlog record by record, catch up
- *                           at the rate Kinesis allows
- * @param afterRecordsPeriodMs after a response that brought records with none said to follow, the next call after
+ * @param catchUpAtOnce      after a response that brought records and says more follow (a lag, or a full page), the
+ *                           next call goes at once rather than after `minFetchPeriodMs` (still never a sixth call
+ *                           within a second, and within the byte budget): real-time tasks, which read a backlog
+ *                           record by record, catch up at the rate Kinesis allows
+ * @param afterRecordsPeriodMs after any other response that brought records or reported a lag, the next call after
  *                           this (at most `minFetchPeriodMs`) rather than `minFetchPeriodMs`: real-time tasks follow a
  *                           shard that is being written to at Kinesis's call rate, and wait the full period only on
  *                           a quiet one

@@ -17,8 +17,8 @@ import io.kinesisspark.reader.{Deaggregator, FetchLimits, ResumeCheck, ShardCoun
 /**
  * Reads one shard forward from a position, one GetRecords call per [[next]], within the shard's limits:
  *  - at most one call per `minFetchPeriodMs` (with `catchUpAtOnce`, none to wait while more records are said to
- *    follow; with `afterRecordsPeriodMs`, that shorter wait after a response that brought records), and never six
- *    within a second;
+ *    follow; with `afterRecordsPeriodMs`, that shorter wait after a response that brought records or a lag), and
+ *    never six within a second;
  *  - a byte budget of `maxFetchRateBytesPerSec`: after a response of n bytes the next call waits n / rate;
  *  - after a response of 10 MB or more, 5 seconds (Kinesis throttles calls in that window anyway);
  *  - when throttled (ProvisionedThroughputExceeded, LimitExceeded, KMSThrottling: see
@@ -160,13 +160,13 @@ final class PollingShardReader(
       // Never a sixth call within one second of five others, whatever the period: Kinesis counts on its own
       // clock, so calls exactly minFetchPeriod = 200ms apart can arrive a little closer and be throttled.
       val windowMs = if (recentCalls.size < CallsPerSecond) Long.MinValue else recentCalls.head + 1000L + WindowMarginMs
-      // More follow: a lag (an empty response with one too, which Kinesis gives for a stretch of the shard without
-      // records), or a full page.
-      val moreFollow = result.millisBehindLatest > 0 || (result.records.nonEmpty && result.records.size >= asked)
-      val afterRecordsMs = limits.afterRecordsPeriodMs.fold(limits.minFetchPeriodMs)(_.min(limits.minFetchPeriodMs))
+      val moreFollow = result.records.nonEmpty && (result.millisBehindLatest > 0 || result.records.size >= asked)
+      // Records may follow: some came, or a lag with none (Kinesis's answer in a stretch of the shard without records;
+      // not followed at once, as some report a lag at the tip too).
+      val mayFollow = result.records.nonEmpty || result.millisBehindLatest > 0
       val periodMs =
         if (limits.catchUpAtOnce && moreFollow) 0L
-        else if (result.records.nonEmpty) afterRecordsMs
+        else if (mayFollow) limits.afterRecordsPeriodMs.fold(limits.minFetchPeriodMs)(_.min(limits.minFetchPeriodMs))
         else limits.minFetchPeriodMs
       _readyAt = math.max(windowMs, started + math.max(periodMs, math.max(byteBudgetMs, penaltyMs)))
 

@@ -30,7 +30,8 @@ object ChildShardChannel {
       onEndAsked: Long => Boolean) extends IsolatedRpcEndpoint {
     // Threads of its own: an answer may list the stream again (seconds, when ListShards is throttled), and in Spark's
     // shared loop (two threads on a 2-core driver) two such answers held up every other driver endpoint meanwhile,
-    // executors' heartbeats and output commits among them. Two, as tasks ask at once.
+    // executors' heartbeats and output commits among them. Two: a task's question whether to end the batch is
+    // answered while another task's waits on a relisting.
     override def threadCount(): Int = 2
 
     override def receiveAndReply(context: RpcCallContext): PartialFunction[Any, Unit] = {

@@ -55,15 +55,16 @@ class PollingShardReaderSuite extends AnyFunSuite {
     assert(Seq(first, second, third, fourth) == Seq((0L, 5), (200L, 0), (600L, 3), (800L, 0)))
   }
 
-  test("catchUpAtOnce: an empty response with a lag is followed at once; without it, after minFetchPeriod") {
-    for ((atOnce, secondCall) <- Seq(true -> 0L, false -> 400L)) {
+  test("an empty response with a lag is followed after afterRecordsPeriodMs, not at once; without it, minFetchPeriod") {
+    for ((afterRecords, secondCall) <- Seq(Some(200L) -> 200L, None -> 400L)) {
       val api = new FakeKinesisApi(); api.add("shard-0", 5); api.emptyWithLagNext = 1
       val clock = new SteppedClock
       val r = new PollingShardReader(api, "s", "shard-0", TrimHorizon,
-        FetchLimits(10, minFetchPeriodMs = 400, catchUpAtOnce = atOnce), clock, clock.sleep)
+        FetchLimits(10, minFetchPeriodMs = 400, catchUpAtOnce = true, afterRecordsPeriodMs = afterRecords), clock,
+        clock.sleep)
       val empty = r.next()
       assert(empty.records.isEmpty && empty.millisBehindLatest > 0 && !empty.caughtUp)
-      assert(r.readyAt == secondCall, s"catchUpAtOnce = $atOnce")
+      assert(r.readyAt == secondCall, s"afterRecordsPeriodMs = $afterRecords")
       clock.sleep(math.max(0L, r.readyAt - clock.now))
       assert(r.next().records.size == 5)
     }
