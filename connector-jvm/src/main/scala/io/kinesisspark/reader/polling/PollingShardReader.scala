@@ -287,7 +287,11 @@ object PollingShardReader {
   private val MaxRecordsPerCall = 10000
   /** Kinesis allows 5 GetRecords calls per second per shard. */
   private val CallsPerSecond = 5
-  private val WindowMarginMs = 25L
+  /**
+   * How much more than a second the sixth call keeps from the first of five. A call reaches Kinesis some time after it
+   * starts here, and not always the same time (a GC pause, a busy core); a throttled call costs its shard 5 s.
+   */
+  private val WindowMarginMs = 100L
   /** The most of the retention period before expiry that a reader checks its calls in (see [[PollingShardReader]]). */
   val RetentionMarginMillis: Long = 5L * 60 * 1000
   /** How often a start time ahead of Kinesis's clock is asked for again. */
